@@ -1,0 +1,113 @@
+package fooddelivery
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+)
+
+// Instance is one running copy of a service: its name in the metrics
+// ("payment", "menu-1") and its concurrency limit, shared by all its routes.
+// The limit models the bounded capacity (worker threads, connections,
+// memory) that a cascade exhausts: when Limit requests are in flight, the
+// next one is rejected at once with 503 and HeaderDontRetry, without waiting.
+type Instance struct {
+	Name    string
+	Metrics *Metrics
+	slots   chan struct{} // nil: no limit
+}
+
+// NewInstance returns an instance named name. limit is the number of
+// requests it handles at once across all routes; 0 means no limit; a
+// negative limit panics (a configuration error).
+func NewInstance(name string, limit int, m *Metrics) *Instance {
+	if limit < 0 {
+		panic(fmt.Sprintf("fooddelivery: instance %q: negative concurrency limit %d", name, limit))
+	}
+	in := &Instance{Name: name, Metrics: m}
+	if limit > 0 {
+		in.slots = make(chan struct{}, limit)
+	}
+	return in
+}
+
+// Route wraps h as the route named route (for example "POST /charges"): it
+// counts the request in Metrics.Route(in.Name, route), applies the
+// instance's concurrency limit, and makes the request id available to h
+// through RequestIDFrom.
+func (in *Instance) Route(route string, h http.Handler) http.Handler {
+	stats := in.Metrics.Route(in.Name, route)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		stats.Enter()
+		defer stats.Leave()
+		if in.slots != nil {
+			select {
+			case in.slots <- struct{}{}:
+				defer func() { <-in.slots }()
+			default:
+				stats.Rejected.Add(1)
+				w.Header().Set(HeaderDontRetry, "1")
+				WriteError(w, http.StatusServiceUnavailable, "overloaded",
+					fmt.Sprintf("%s is at its concurrency limit of %d requests", in.Name, cap(in.slots)))
+				return
+			}
+		}
+		ctx := r.Context()
+		if id := r.Header.Get(HeaderRequestID); id != "" {
+			ctx = WithRequestID(ctx, id)
+		}
+		h.ServeHTTP(w, r.WithContext(ctx))
+		stats.Completed.Add(1)
+		if r.Context().Err() != nil {
+			stats.Cancelled.Add(1)
+		}
+	})
+}
+
+// InFlight returns how many requests the instance is handling now.
+func (in *Instance) InFlight() int { return len(in.slots) }
+
+type requestIDKey struct{}
+
+// WithRequestID returns ctx carrying the request id id.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// RequestIDFrom returns the request id ctx carries, or "".
+func RequestIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+var requestSeq atomic.Int64
+
+// NewRequestID returns a fresh request id ("req-1", "req-2", ...). Ids are
+// unique within a process.
+func NewRequestID() string {
+	return "req-" + strconv.FormatInt(requestSeq.Add(1), 10)
+}
+
+// PropagateRequestID wraps base (nil means http.DefaultTransport) so that
+// every outgoing request carries the request id of its context in
+// HeaderRequestID, unless the request already has one.
+func PropagateRequestID(base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+		id := RequestIDFrom(r.Context())
+		if id == "" || r.Header.Get(HeaderRequestID) != "" {
+			return base.RoundTrip(r)
+		}
+		r2 := r.Clone(r.Context())
+		r2.Header.Set(HeaderRequestID, id)
+		return base.RoundTrip(r2)
+	})
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -1,0 +1,138 @@
+package fooddelivery
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Metrics is the counter registry of one running system. Services count
+// what reaches them per route; clients count what they send per edge. Tests
+// read these counters to assert behaviour a stub cannot fake. The zero value
+// is not usable; call NewMetrics. A nil *Metrics is allowed everywhere and
+// counts nothing.
+type Metrics struct {
+	mu     sync.Mutex
+	routes map[string]*RouteStats
+	edges  map[string]*EdgeStats
+}
+
+// NewMetrics returns an empty registry.
+func NewMetrics() *Metrics {
+	return &Metrics{routes: map[string]*RouteStats{}, edges: map[string]*EdgeStats{}}
+}
+
+// RouteStats counts what one route of one service instance saw. Fields are
+// updated atomically and may be read at any time.
+type RouteStats struct {
+	Received     atomic.Int64 // requests that reached the route, rejected ones included
+	InFlight     atomic.Int64 // requests being handled now
+	PeakInFlight atomic.Int64 // highest InFlight seen
+	Completed    atomic.Int64 // requests the handler finished (any status)
+	Rejected     atomic.Int64 // requests refused at the concurrency limit (503)
+	Cancelled    atomic.Int64 // requests whose caller gave up (context cancelled) before the handler finished
+
+	// WorkAfterCallerLeft counts units of work (a downstream call, a
+	// charge, a simulated computation) that a handler started after its
+	// caller had already given up: work nobody waits for.
+	WorkAfterCallerLeft atomic.Int64
+	// WastedWork is the virtual time spent on those units, in nanoseconds
+	// (read it with WastedWorkDuration).
+	WastedWork atomic.Int64
+}
+
+// Enter records the start of a request and returns the new in-flight count.
+func (s *RouteStats) Enter() int64 {
+	s.Received.Add(1)
+	n := s.InFlight.Add(1)
+	for {
+		peak := s.PeakInFlight.Load()
+		if n <= peak || s.PeakInFlight.CompareAndSwap(peak, n) {
+			return n
+		}
+	}
+}
+
+// Leave records the end of a request entered with Enter.
+func (s *RouteStats) Leave() { s.InFlight.Add(-1) }
+
+// WastedWorkDuration returns WastedWork as a duration.
+func (s *RouteStats) WastedWorkDuration() time.Duration { return time.Duration(s.WastedWork.Load()) }
+
+// EdgeStats counts what one client sent along one edge (from a caller to a
+// dependency). Resilience code in the labs updates the fields that fit it.
+type EdgeStats struct {
+	Attempts           atomic.Int64 // every call sent, first attempts, retries and hedges together
+	Retries            atomic.Int64 // attempts after the first that were retries
+	Hedges             atomic.Int64 // hedged copies sent
+	Rejections         atomic.Int64 // calls refused locally (bulkhead full, budget spent, breaker open)
+	Fallbacks          atomic.Int64 // answers served by a fallback instead of the dependency
+	BreakerTransitions atomic.Int64 // circuit breaker state changes
+}
+
+// Route returns the counters of service's route (for example "payment",
+// "POST /charges"), creating them on first use. Instances of a replicated
+// service use names like "menu-1".
+func (m *Metrics) Route(service, route string) *RouteStats {
+	if m == nil {
+		return &RouteStats{}
+	}
+	k := service + " " + route
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.routes[k]
+	if !ok {
+		s = &RouteStats{}
+		m.routes[k] = s
+	}
+	return s
+}
+
+// Edge returns the counters of the edge from caller to dependency (for
+// example "order", "payment"), creating them on first use.
+func (m *Metrics) Edge(from, to string) *EdgeStats {
+	if m == nil {
+		return &EdgeStats{}
+	}
+	k := from + "->" + to
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.edges[k]
+	if !ok {
+		s = &EdgeStats{}
+		m.edges[k] = s
+	}
+	return s
+}
+
+// Routes lists the registered "service route" keys in order, for reports.
+func (m *Metrics) Routes() []string {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	keys := make([]string, 0, len(m.routes))
+	for k := range m.routes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// ServiceReceived sums Received over every route of service.
+func (m *Metrics) ServiceReceived(service string) int64 {
+	if m == nil {
+		return 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	for k, s := range m.routes {
+		if len(k) > len(service) && k[:len(service)] == service && k[len(service)] == ' ' {
+			n += s.Received.Load()
+		}
+	}
+	return n
+}
