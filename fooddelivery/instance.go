@@ -16,8 +16,16 @@ import (
 type Instance struct {
 	Name    string
 	Metrics *Metrics
-	slots   chan struct{} // nil: no limit
+	// Faults, when set, wraps every route's handler inside the concurrency
+	// limit (a hanging request holds its slot, as a real one holds a worker).
+	// The system wiring sets it to the fault injector's middleware.
+	Faults Middleware
+	slots  chan struct{} // nil: no limit
 }
+
+// Middleware wraps the handler of one route of one instance (for example
+// instance "payment", route "POST /charges").
+type Middleware func(instance, route string, next http.Handler) http.Handler
 
 // NewInstance returns an instance named name. limit is the number of
 // requests it handles at once across all routes; 0 means no limit; a
@@ -39,6 +47,9 @@ func NewInstance(name string, limit int, m *Metrics) *Instance {
 // through RequestIDFrom.
 func (in *Instance) Route(route string, h http.Handler) http.Handler {
 	stats := in.Metrics.Route(in.Name, route)
+	if in.Faults != nil {
+		h = in.Faults(in.Name, route, h)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		stats.Enter()
 		defer stats.Leave()
