@@ -44,7 +44,7 @@ type PlaceOrderInput struct {
 
 // Order statuses.
 const (
-	OrderPlaced    = "PLACED"     // charged and handed to a courier
+	OrderPlaced    = "PLACED" // charged and handed to a courier
 	OrderPaymentKO = "PAYMENT_FAILED"
 )
 
