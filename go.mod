@@ -7,4 +7,5 @@ require (
 	github.com/go-chi/chi/v5 v5.5.0 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/vektah/gqlparser/v2 v2.5.64 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )
