@@ -1,0 +1,491 @@
+// Package faults injects failures into the food-delivery system per service
+// and route, in the spirit of Toxiproxy's toxics and Envoy's HTTP fault
+// filter: added latency with jitter and a rare long tail, hangs, error
+// statuses, connection resets, slow bodies, lost responses, and refused or
+// black-holed connects.
+//
+// An Injector holds the rules. Its Middleware wraps each route of each
+// instance (fooddelivery.Instance.Faults) and looks the rules up on every
+// request, so Set and Clear take effect at once on running servers:
+//
+//	inj := faults.New(1, network)
+//	inst.Faults = inj.Middleware
+//	err := inj.Set("payment", "POST /charges", faults.Fault{Hang: 30 * time.Second})
+//
+// Every random decision is a pure function of the injector's seed, the
+// instance, the route, the request id and how often that request arrived
+// before (fooddelivery.Draw), so a request's fate does not depend on
+// goroutine scheduling (DESIGN.md, clause 8). All waiting goes through
+// package time, so the faults run under testing/synctest's fake clock.
+package faults
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/memnet"
+)
+
+// ErrInvalid is wrapped by every error Set and Parse return for a rule that
+// makes no sense (a negative duration, a probability outside [0, 1], an
+// unknown kind, ...). Test for it with errors.Is.
+var ErrInvalid = errors.New("faults: invalid fault")
+
+// ErrNoNetwork is returned (wrapped) by Set for a connect fault when the
+// Injector was created without a network.
+var ErrNoNetwork = errors.New("faults: connect faults need the network passed to New")
+
+// Fault is what happens to the requests that match a rule. The zero value
+// does nothing; each non-zero field adds one effect.
+//
+// Effects happen in this order: the delay (Latency, or TailLatency for the
+// unlucky requests, plus Jitter), then at most one of Hang, Status, Reset,
+// SlowBody and LoseResponse. Connect stands alone: a rule with a connect
+// fault may set no other field.
+type Fault struct {
+	// Latency is a fixed delay before the handler runs. If the caller gives
+	// up during the delay the handler does not run (as Envoy's fault filter
+	// ends a delayed stream whose client went away). Zero means no delay.
+	Latency time.Duration
+	// Jitter adds a uniform draw in [0, Jitter) to the delay. Zero means no
+	// jitter.
+	Jitter time.Duration
+	// TailProbability is the fraction of requests, in [0, 1], that wait
+	// TailLatency instead of Latency: a rare long tail. Zero means none.
+	TailProbability float64
+	// TailLatency is the delay of the tail requests. It may be set only
+	// together with TailProbability.
+	TailLatency time.Duration
+
+	// Hang makes the request hang until the caller gives up (the request's
+	// context is done) or Hang has passed, whichever comes first, and then
+	// answers 503 with the JSON error code "hung". The handler never runs.
+	// Hang bounds the hang so that a caller without any timeout still
+	// finishes. Zero means no hang.
+	Hang time.Duration
+
+	// Status answers this HTTP status (200..599) with a JSON error body
+	// (fooddelivery.ErrorBody, code "injected") instead of running the
+	// handler. Zero means no injected status.
+	Status int
+	// RetryAfter, with Status, is sent as the Retry-After header: a number
+	// of seconds ("2") or an HTTP-date (RFC 9110, section 10.2.3), passed
+	// through unchanged. Empty means no header.
+	RetryAfter string
+
+	// Reset closes the connection without sending any response (the
+	// handler does not run); the client sees its connection drop (an error
+	// wrapping io.EOF from net/http). Note that net/http.Transport silently
+	// resends a replayable request (GET, HEAD, OPTIONS, TRACE, or one with
+	// an Idempotency-Key header) once when a reused keep-alive connection
+	// drops like this, so such a request may arrive twice.
+	Reset bool
+
+	// SlowBody runs the handler, sends its status and headers at once, then
+	// trickles the body over SlowBody in at most 20 pieces, flushing each.
+	// It stops early when the caller gives up. Zero means a normal body.
+	SlowBody time.Duration
+
+	// LoseResponse runs the handler to completion (its side effects, a
+	// charge say, happen) and then closes the connection without sending
+	// the response: "processed, then the response was lost". The
+	// Transport's silent resend described under Reset applies here too.
+	LoseResponse bool
+
+	// Probability is the fraction of matching requests, in [0, 1], that the
+	// fault applies to; the others pass through untouched. Zero means every
+	// request (as does 1).
+	Probability float64
+
+	// Connect, when Refused or BlackHoled, is applied to the dials of the
+	// Network given to New: connects to the service are refused at once or
+	// never complete. Connections already open are not touched, and the
+	// HTTP effects above do not apply. Only a rule for all routes (route "")
+	// may set it. memnet.Normal (zero) means no connect fault.
+	Connect memnet.ConnectFault
+}
+
+// Rule is a Fault attached to a service and route, as Parse reads it from
+// a -fault flag.
+type Rule struct {
+	// Service is an instance name ("payment", "menu-1") or a service name
+	// ("menu") that matches the instances "menu-1", "menu-2", ...
+	Service string
+	// Route is a route name such as "POST /charges"; empty matches every
+	// route.
+	Route string
+	Fault Fault
+}
+
+// maxArrivals bounds the memory the per-request arrival counts take: when
+// more distinct (instance, route, request id) triples have been seen, the
+// counts start over.
+const maxArrivals = 1 << 18
+
+// Injector holds fault rules and applies them to requests. Create one with
+// New; all methods are safe for concurrent use. A nil *Injector injects
+// nothing: its Middleware returns the handler unchanged.
+type Injector struct {
+	seed    int64
+	network *memnet.Network
+
+	mu    sync.Mutex
+	rules map[ruleKey]*rule
+	// arrivals counts, per "instance\x00route\x00request id", how often a
+	// request arrived while a rule matched; anon numbers the requests that
+	// carried no request id, per "instance\x00route".
+	arrivals map[string]int
+	anon     map[string]int64
+	// instances are the instance names seen by Middleware; a connect rule
+	// for a service name applies to those of its instances.
+	instances map[string]bool
+	// connect is the connect fault this injector last set per dialled name.
+	connect map[string]memnet.ConnectFault
+}
+
+type ruleKey struct{ service, route string }
+
+type rule struct {
+	fault   Fault
+	applied *atomic.Int64
+}
+
+// New returns an Injector without rules. seed fixes every random draw.
+// network receives the connect faults (Refused, BlackHoled); it may be nil,
+// and then Set rejects connect faults with ErrNoNetwork.
+func New(seed int64, network *memnet.Network) *Injector {
+	return &Injector{
+		seed:      seed,
+		network:   network,
+		rules:     map[ruleKey]*rule{},
+		arrivals:  map[string]int{},
+		anon:      map[string]int64{},
+		instances: map[string]bool{},
+		connect:   map[string]memnet.ConnectFault{},
+	}
+}
+
+// Set attaches f to service and route, replacing any earlier rule for the
+// same pair, and starts its Applied count from zero.
+//
+// service is an instance name ("payment", "menu-1") or a service name that
+// matches every instance named "<service>-<n>" ("menu" matches "menu-1"
+// and "menu-2"). route is an exact route name such as "POST /charges", or
+// "" for every route. When several rules match a request, the most
+// specific wins: instance and route, then instance, then service and
+// route, then service.
+//
+// Set returns an error wrapping ErrInvalid, and changes nothing, when the
+// rule makes no sense: an empty or malformed name, a negative duration, a
+// probability outside [0, 1], a Status outside 200..599, RetryAfter
+// without Status or in neither of its two formats, TailLatency without
+// TailProbability, more than one of Hang, Status, Reset, SlowBody and
+// LoseResponse, or a connect fault with a route or with other fields. A
+// connect fault on an Injector without a network returns an error
+// wrapping ErrNoNetwork.
+func (in *Injector) Set(service, route string, f Fault) error {
+	if err := validate(service, route, f); err != nil {
+		return fmt.Errorf("%w for %s: %s", ErrInvalid, target(service, route), err)
+	}
+	if f.Connect != memnet.Normal && in.network == nil {
+		return fmt.Errorf("%w (%s for %s)", ErrNoNetwork, f.Connect, target(service, route))
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.rules[ruleKey{service, route}] = &rule{fault: f, applied: new(atomic.Int64)}
+	in.syncConnect()
+	return nil
+}
+
+// Clear removes the rule for service and route (the same pair given to
+// Set), healing its connect fault if it had one. Clearing a rule that does
+// not exist does nothing.
+func (in *Injector) Clear(service, route string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	delete(in.rules, ruleKey{service, route})
+	in.syncConnect()
+}
+
+// ClearAll removes every rule and heals every connect fault this Injector
+// set.
+func (in *Injector) ClearAll() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	clear(in.rules)
+	in.syncConnect()
+}
+
+// Applied returns how many requests the fault of the rule for service and
+// route (the pair given to Set) was applied to: matching requests that
+// passed the Probability draw. It counts from the rule's last Set and is
+// 0 when there is no such rule. Connect faults act on dials, not requests,
+// and are not counted.
+func (in *Injector) Applied(service, route string) int64 {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if r, ok := in.rules[ruleKey{service, route}]; ok {
+		return r.applied.Load()
+	}
+	return 0
+}
+
+// Middleware wraps the handler of route on instance with fault injection.
+// It has the shape of fooddelivery.Middleware, so it can be assigned to
+// fooddelivery.Instance.Faults. Rules are looked up on every request, so
+// rules set later apply to servers that are already running.
+//
+// The random decisions for a request (Probability, the tail, Jitter) are
+// fooddelivery.Draw(seed, key, 4*n+k): key joins instance, route and the
+// request's fooddelivery.HeaderRequestID (or, without one, its place in
+// the arrival order of that instance and route), n counts the earlier
+// arrivals of the same key while a rule matched (so a retry draws anew,
+// but always the same way), and k separates the decisions.
+func (in *Injector) Middleware(instance, route string, next http.Handler) http.Handler {
+	if in == nil {
+		return next
+	}
+	in.mu.Lock()
+	in.instances[instance] = true
+	in.syncConnect()
+	in.mu.Unlock()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		in.serve(instance, route, next, w, r)
+	})
+}
+
+// serve applies the matching rule, if any, to one request.
+func (in *Injector) serve(instance, route string, next http.Handler, w http.ResponseWriter, r *http.Request) {
+	rl, key, n := in.match(instance, route, r.Header.Get(fooddelivery.HeaderRequestID))
+	if rl == nil {
+		next.ServeHTTP(w, r)
+		return
+	}
+	f := rl.fault
+	// Four draws per arrival: 0 probability, 1 tail, 2 jitter, 3 spare.
+	draw := func(k int) float64 { return fooddelivery.Draw(in.seed, key, 4*n+k) }
+	if f.Probability > 0 && draw(0) >= f.Probability {
+		next.ServeHTTP(w, r)
+		return
+	}
+	rl.applied.Add(1)
+
+	ctx := r.Context()
+	delay := f.Latency
+	if f.TailProbability > 0 && draw(1) < f.TailProbability {
+		delay = f.TailLatency
+	}
+	if f.Jitter > 0 {
+		delay += time.Duration(draw(2) * float64(f.Jitter))
+	}
+	if delay > 0 || f.Hang > 0 || f.SlowBody > 0 {
+		bufferBody(r)
+	}
+	if !sleep(ctx, delay) {
+		return // the caller gave up; nobody waits for an answer
+	}
+
+	switch {
+	case f.Hang > 0:
+		sleep(ctx, f.Hang)
+		fooddelivery.WriteError(w, http.StatusServiceUnavailable, "hung",
+			fmt.Sprintf("injected fault: %s %s hung (at most %v)", instance, route, f.Hang))
+	case f.Status != 0:
+		if f.RetryAfter != "" {
+			w.Header().Set("Retry-After", f.RetryAfter)
+		}
+		fooddelivery.WriteError(w, f.Status, "injected",
+			fmt.Sprintf("injected fault: %s %s answers %d", instance, route, f.Status))
+	case f.Reset:
+		dropConnection(w)
+	case f.LoseResponse:
+		next.ServeHTTP(newRecorder(w), r)
+		dropConnection(w)
+	case f.SlowBody > 0:
+		rec := newRecorder(w)
+		next.ServeHTTP(rec, r)
+		trickle(ctx, w, rec, f.SlowBody)
+	default:
+		next.ServeHTTP(w, r)
+	}
+}
+
+// match returns the rule for a request to instance and route, the draw key
+// and how often this request arrived before while a rule matched. It
+// returns a nil rule when no HTTP rule matches.
+func (in *Injector) match(instance, route, id string) (*rule, string, int) {
+	base := serviceOf(instance)
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	var rl *rule
+	for _, k := range [...]ruleKey{{instance, route}, {instance, ""}, {base, route}, {base, ""}} {
+		if r, ok := in.rules[k]; ok && r.fault.Connect == memnet.Normal {
+			rl = r
+			break
+		}
+	}
+	if rl == nil {
+		return nil, "", 0
+	}
+	ir := instance + "\x00" + route
+	if id == "" {
+		in.anon[ir]++
+		id = "#" + strconv.FormatInt(in.anon[ir], 10)
+	}
+	if len(in.arrivals) >= maxArrivals {
+		clear(in.arrivals)
+	}
+	k := ir + "\x00" + id
+	n := in.arrivals[k]
+	in.arrivals[k] = n + 1
+	return rl, k, n
+}
+
+// syncConnect brings the network's connect faults in line with the rules.
+// An instance's own rule beats its service's rule. The caller holds in.mu.
+func (in *Injector) syncConnect() {
+	if in.network == nil {
+		return
+	}
+	want := map[string]memnet.ConnectFault{}
+	for k, r := range in.rules {
+		if r.fault.Connect != memnet.Normal {
+			want[k.service] = r.fault.Connect
+		}
+	}
+	for name := range in.instances {
+		if _, own := want[name]; own {
+			continue
+		}
+		if r, ok := in.rules[ruleKey{serviceOf(name), ""}]; ok && r.fault.Connect != memnet.Normal {
+			want[name] = r.fault.Connect
+		}
+	}
+	for name := range in.connect {
+		if _, ok := want[name]; !ok {
+			in.network.SetConnectFault(name, memnet.Normal)
+			delete(in.connect, name)
+		}
+	}
+	for name, f := range want {
+		if in.connect[name] != f {
+			in.network.SetConnectFault(name, f)
+			in.connect[name] = f
+		}
+	}
+}
+
+// serviceOf returns the service an instance belongs to: "menu" for
+// "menu-2", and the name itself when it has no "-<n>" suffix.
+func serviceOf(instance string) string {
+	i := strings.LastIndexByte(instance, '-')
+	if i <= 0 || i == len(instance)-1 {
+		return instance
+	}
+	for _, c := range instance[i+1:] {
+		if c < '0' || c > '9' {
+			return instance
+		}
+	}
+	return instance[:i]
+}
+
+func target(service, route string) string {
+	if route == "" {
+		return fmt.Sprintf("%q (all routes)", service)
+	}
+	return fmt.Sprintf("%q route %q", service, route)
+}
+
+// validate reports what is wrong with a rule, or nil.
+func validate(service, route string, f Fault) error {
+	if service == "" {
+		return errors.New("empty service name")
+	}
+	for _, c := range service {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return fmt.Errorf("service name %q may hold only letters, digits, '-', '_' and '.'", service)
+		}
+	}
+	if strings.ContainsAny(route, "=\r\n") || strings.TrimSpace(route) != route {
+		return fmt.Errorf("route %q may not contain '=' or line breaks, nor start or end with a space", route)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"Latency", f.Latency}, {"Jitter", f.Jitter}, {"TailLatency", f.TailLatency}, {"Hang", f.Hang}, {"SlowBody", f.SlowBody}} {
+		if d.v < 0 {
+			return fmt.Errorf("%s is negative (%v); durations must be >= 0, and 0 means none", d.name, d.v)
+		}
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"Probability", f.Probability}, {"TailProbability", f.TailProbability}} {
+		if math.IsNaN(p.v) || p.v < 0 || p.v > 1 {
+			return fmt.Errorf("%s is %v; it must be a fraction in [0, 1]", p.name, p.v)
+		}
+	}
+	if f.TailLatency > 0 && f.TailProbability == 0 {
+		return fmt.Errorf("TailLatency %v is set but TailProbability is 0, so no request would take it", f.TailLatency)
+	}
+	if f.Status != 0 && (f.Status < 200 || f.Status > 599) {
+		return fmt.Errorf("Status %d is not a final HTTP status; use 200..599 (0 means none)", f.Status)
+	}
+	if f.RetryAfter != "" {
+		if f.Status == 0 {
+			return fmt.Errorf("RetryAfter %q is set without a Status to send it with", f.RetryAfter)
+		}
+		if !validRetryAfter(f.RetryAfter) {
+			return fmt.Errorf("RetryAfter %q is neither a number of seconds (\"2\") nor an HTTP-date (\"Wed, 21 Oct 2015 07:28:00 GMT\")", f.RetryAfter)
+		}
+	}
+	var terminal []string
+	if f.Hang > 0 {
+		terminal = append(terminal, "Hang")
+	}
+	if f.Status != 0 {
+		terminal = append(terminal, "Status")
+	}
+	if f.Reset {
+		terminal = append(terminal, "Reset")
+	}
+	if f.SlowBody > 0 {
+		terminal = append(terminal, "SlowBody")
+	}
+	if f.LoseResponse {
+		terminal = append(terminal, "LoseResponse")
+	}
+	if len(terminal) > 1 {
+		return fmt.Errorf("%s cannot be combined; a rule may set only one of Hang, Status, Reset, SlowBody and LoseResponse", strings.Join(terminal, " and "))
+	}
+	switch f.Connect {
+	case memnet.Normal:
+	case memnet.Refused, memnet.BlackHoled:
+		if route != "" {
+			return fmt.Errorf("connect fault %s cannot target route %q: a connect happens before any route is known; use route \"\"", f.Connect, route)
+		}
+		if f != (Fault{Connect: f.Connect}) {
+			return fmt.Errorf("connect fault %s cannot be combined with other fields (a refused or black-holed connect never carries a request)", f.Connect)
+		}
+	default:
+		return fmt.Errorf("unknown connect fault %d; use memnet.Refused or memnet.BlackHoled", int(f.Connect))
+	}
+	return nil
+}
+
+func validRetryAfter(v string) bool {
+	if n, err := strconv.Atoi(v); err == nil {
+		return n >= 0
+	}
+	_, err := http.ParseTime(v)
+	return err == nil
+}
