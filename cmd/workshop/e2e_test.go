@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fixture is a tiny workshop: one lab with two steps, its solution, a mutant
+// that step 1 catches and one that claims a step it does not fail.
+var fixture = map[string]string{
+	"go.mod": "module example.com/fixture\n\ngo 1.25\n",
+	"labs/01-timeouts/timeouts.go": `// Package timeouts is a fixture lab.
+package timeouts
+
+// Budget returns the order budget in seconds. TODO: make it 2.
+func Budget() int { return 0 }
+
+// Ratio returns the experiment's ratio. TODO: make it 5.
+func Ratio() int { return 0 }
+`,
+	"labs/01-timeouts/timeouts_test.go": `package timeouts
+
+import "testing"
+
+func TestStep1X(t *testing.T) {
+	if got := Budget(); got != 2 {
+		t.Fatalf("the budget is %ds; PlaceOrder must give up within 2s (README step 1)", got)
+	}
+}
+
+func TestStep2Experiment(t *testing.T) {
+	if got := Ratio(); got != 5 {
+		t.Fatalf("ratio %d, want 5: see step 2", got)
+	}
+}
+`,
+	"labs/01-timeouts/README.md": "# Lab 01\n\n## The story\n\n## The pattern\n\n## Steps\n\n" +
+		"### Step 1: Give up within the budget\n\n### Step 2: Run the experiment\n\n" +
+		"## Hints\n\n## Experiment\n\n## In production\n\n## Further reading\n",
+	"solutions/01-timeouts/timeouts.go": `// Package timeouts is the fixture's solution.
+package timeouts
+
+// Budget returns the order budget in seconds.
+func Budget() int { return 2 }
+
+// Ratio returns the experiment's ratio.
+func Ratio() int { return 5 }
+`,
+	"solutions/01-timeouts/NOTES.md": "# Notes\n",
+	"solutions/01-timeouts/mutants/off-by-one/timeouts.go": `// Mutant: the budget is one second too long. Caught by step 1.
+package timeouts
+
+// Budget returns the order budget in seconds.
+func Budget() int { return 3 }
+
+// Ratio returns the experiment's ratio.
+func Ratio() int { return 5 }
+`,
+	"solutions/01-timeouts/mutants/wrong-claim/timeouts.go": `// Mutant: the budget is zero. Caught by step 2.
+package timeouts
+
+// Budget returns the order budget in seconds.
+func Budget() int { return 0 }
+
+// Ratio returns the experiment's ratio.
+func Ratio() int { return 5 }
+`,
+}
+
+func writeFixture(t *testing.T, root string) {
+	t.Helper()
+	for rel, content := range fixture {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func gitIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=fixture", "-c", "user.email=fixture@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func TestVerifyFixtureLab(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command on a fixture module")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	t.Setenv("GOFLAGS", "")
+	root := t.TempDir()
+	writeFixture(t, root)
+	gitIn(t, root, "init", "-q")
+
+	ctx := context.Background()
+	var out bytes.Buffer
+	if err := run(ctx, []string{"workshop", "-C", root, "pin"}, &out, &out); err != nil {
+		t.Fatalf("pin: %v\n%s", err, out.String())
+	}
+	manifest, err := os.ReadFile(filepath.Join(root, "labs", "starters.txt"))
+	if err != nil || !strings.Contains(string(manifest), " labs/01-timeouts/timeouts.go\n") {
+		t.Fatalf("pin wrote %q, %v; want a line for labs/01-timeouts/timeouts.go", manifest, err)
+	}
+	gitIn(t, root, "add", "-A")
+	gitIn(t, root, "commit", "-q", "-m", "fixture")
+
+	// The learner solves step 1: verify must still check the pinned starter.
+	learner := strings.Replace(fixture["labs/01-timeouts/timeouts.go"], "func Budget() int { return 0 }", "func Budget() int { return 2 }", 1)
+	if err := os.WriteFile(filepath.Join(root, "labs", "01-timeouts", "timeouts.go"), []byte(learner), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("status shows the next step", func(t *testing.T) {
+		out.Reset()
+		if err := run(ctx, []string{"workshop", "-C", root}, &out, &out); err != nil {
+			t.Fatalf("status: %v\n%s", err, out.String())
+		}
+		for _, want := range []string{
+			"Lab 01 timeouts         1 of 2 steps passed",
+			"passed   step 1: Give up within the budget",
+			"failing  step 2: Run the experiment",
+			"Lab 02 deadlines        coming soon",
+			"Next: lab 01 step 2: Run the experiment -> read labs/01-timeouts/README.md#step-2-run-the-experiment, run go test ./labs/01-timeouts/",
+		} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("status output lacks %q:\n%s", want, out.String())
+			}
+		}
+	})
+
+	t.Run("check summarises the failing step", func(t *testing.T) {
+		out.Reset()
+		err := run(ctx, []string{"workshop", "-C", root, "check", "01"}, &out, &out)
+		if !errors.Is(err, errFailed) {
+			t.Fatalf("check: got %v, want errFailed\n%s", err, out.String())
+		}
+		if want := "ratio 0, want 5: see step 2"; !strings.Contains(out.String(), want) {
+			t.Errorf("check output lacks the failure message %q:\n%s", want, out.String())
+		}
+	})
+
+	t.Run("verify runs the lab contract", func(t *testing.T) {
+		out.Reset()
+		ws, err := openWorkspace(root, &out, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		manifest, _, err := ws.readManifest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		noted := false
+		r := &report{w: &out}
+		opts := verifyOptions{race: false, manifest: manifest, tmp: t.TempDir(), skipNoted: &noted}
+		if err := ws.verifyLab(ctx, r, lab{Name: "01-timeouts", Present: true}, opts); err != nil {
+			t.Fatal(err)
+		}
+		text := out.String()
+		t.Logf("verify output:\n%s", text)
+		for _, want := range []string{
+			"ok   01-timeouts starter manifest: 1 file(s) pinned, 1 edited in the working copy",
+			"ok   01-timeouts clause 1: the starter compiles and passes go vet",
+			"ok   01-timeouts clause 2: every step fails on the starter",
+			"ok   01-timeouts clause 3: every starter failure names its step",
+			"ok   01-timeouts clause 4: the solution passes every test (-count=3)",
+			"ok   01-timeouts clause 5: mutant off-by-one is caught by step 1",
+			"FAIL 01-timeouts clause 5: mutant wrong-claim is caught by step 2: step 2 passes against the mutant (failing instead: step 1)",
+			"ok   01-timeouts clause 10: imports no other lab and no solution",
+			"ok   01-timeouts README.md has the sections in order",
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("verify output lacks %q", want)
+			}
+		}
+		if r.failed != 1 {
+			t.Errorf("got %d failed checks, want 1 (the wrong-claim mutant)", r.failed)
+		}
+	})
+}

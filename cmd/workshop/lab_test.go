@@ -1,0 +1,138 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseMutantHeader(t *testing.T) {
+	cases := []struct {
+		name, src string
+		what      string
+		step      int
+		wantErr   bool
+	}{
+		{"the documented form", "// Mutant: the timeout stops at the headers. Caught by step 4.\npackage x\n", "the timeout stops at the headers", 4, false},
+		{"lower case and CRLF", "//Mutant: retries a 404 - caught by step 12\r\npackage x\r\n", "retries a 404 -", 12, false},
+		{"no step", "// Mutant: no timeout at all.\npackage x\n", "", 0, true},
+		{"not a mutant comment", "// Package x does things. Caught by step 1.\n", "", 0, true},
+		{"header not on the first line", "package x\n// Mutant: x. Caught by step 1.\n", "", 0, true},
+		{"step zero", "// Mutant: x. Caught by step 0.\n", "", 0, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			what, step, err := parseMutantHeader(c.src)
+			if (err != nil) != c.wantErr {
+				t.Fatalf("err = %v, want error: %v", err, c.wantErr)
+			}
+			if what != c.what || step != c.step {
+				t.Errorf("got (%q, %d), want (%q, %d)", what, step, c.what, c.step)
+			}
+		})
+	}
+}
+
+func TestParseManifest(t *testing.T) {
+	const id1 = "0123456789abcdef0123456789abcdef01234567"
+	const id2 = "89abcdef0123456789abcdef0123456789abcdef"
+	good := "# comment\n\n" + id1 + " labs/01-timeouts/timeouts.go\r\n" + id2 + " labs/02-deadlines/deadline.go\n"
+	m, err := parseManifest(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"labs/01-timeouts/timeouts.go": id1, "labs/02-deadlines/deadline.go": id2}
+	if len(m) != len(want) || m["labs/01-timeouts/timeouts.go"] != id1 || m["labs/02-deadlines/deadline.go"] != id2 {
+		t.Errorf("got %v, want %v", m, want)
+	}
+	// What pin writes, parse reads back.
+	again, err := parseManifest(formatManifest(m))
+	if err != nil || len(again) != 2 || again["labs/01-timeouts/timeouts.go"] != id1 {
+		t.Errorf("round trip: got %v, %v", again, err)
+	}
+
+	bad := map[string]string{
+		"missing path":      id1 + "\n",
+		"short id":          "abc123 labs/01-timeouts/x.go\n",
+		"outside labs":      id1 + " cmd/workshop/main.go\n",
+		"backslashes":       id1 + ` labs\01-timeouts\x.go` + "\n",
+		"unclean path":      id1 + " labs/../go.mod\n",
+		"listed twice":      id1 + " labs/01-timeouts/x.go\n" + id2 + " labs/01-timeouts/x.go\n",
+		"upper-case hex id": strings.ToUpper(id1) + " labs/01-timeouts/x.go\n",
+	}
+	for name, text := range bad {
+		if _, err := parseManifest(text); err == nil {
+			t.Errorf("%s: parsed %q without error", name, text)
+		}
+	}
+}
+
+const sampleReadme = "# Lab 01: timeouts\n\n" +
+	"## The story\n\nPayment hangs.\n\n" +
+	"## The pattern\n\n```go\n## Not a heading\n### Step 9: inside a fence\n```\n\n" +
+	"## Steps\n\n### Step 1: Give up on a hanging payment\n\ntext\n\n" +
+	"### Step 2 - Fail fast on a black-holed host ###\n\n### Step 3. Measure it\n\n### Notes\n\n" +
+	"## Hints\n\n### Step 4: not under Steps\n\n" +
+	"## Experiment\n\n## In production\n\n## Further reading\n"
+
+func TestParseReadme(t *testing.T) {
+	r := parseReadme(sampleReadme)
+	wantSections := []string{"The story", "The pattern", "Steps", "Hints", "Experiment", "In production", "Further reading"}
+	if !slices.Equal(r.Sections, wantSections) {
+		t.Errorf("sections: got %q, want %q", r.Sections, wantSections)
+	}
+	wantSteps := map[int]string{1: "Give up on a hanging payment", 2: "Fail fast on a black-holed host", 3: "Measure it"}
+	if len(r.Steps) != len(wantSteps) {
+		t.Errorf("steps: got %q, want %q", r.Steps, wantSteps)
+	}
+	for n, title := range wantSteps {
+		if r.Steps[n] != title {
+			t.Errorf("step %d title: got %q, want %q", n, r.Steps[n], title)
+		}
+	}
+	if got, want := r.Anchors[1], "step-1-give-up-on-a-hanging-payment"; got != want {
+		t.Errorf("step 1 anchor: got %q, want %q", got, want)
+	}
+	if missing := missingSections(r.Sections); len(missing) != 0 {
+		t.Errorf("missing sections: got %q, want none", missing)
+	}
+	if got := missingSections([]string{"The story", "Steps", "The pattern", "Hints", "Experiment", "In production", "Further reading"}); !slices.Equal(got, []string{"Steps"}) {
+		t.Errorf("out of order: got %q, want [Steps]", got)
+	}
+}
+
+func TestStepNameProblems(t *testing.T) {
+	cases := []struct {
+		name  string
+		tests []string
+		want  int // number of problems
+	}{
+		{"well formed", []string{"TestStep1Hang", "TestStep1Other", "TestStep2Experiment"}, 0},
+		{"bad name", []string{"TestHang", "TestStep1Experiment"}, 1},
+		{"gap", []string{"TestStep1A", "TestStep3Experiment"}, 1},
+		{"no experiment", []string{"TestStep1A", "TestStep2B"}, 1},
+		{"experiment not last", []string{"TestStep1Experiment", "TestStep2B"}, 2},
+		{"no steps", nil, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := stepNameProblems(testSource{Tests: c.tests})
+			if len(got) != c.want {
+				t.Errorf("got %d problems %q, want %d", len(got), got, c.want)
+			}
+		})
+	}
+}
+
+func TestFindLab(t *testing.T) {
+	labs := []lab{{Name: "01-timeouts", Present: true}, {Name: "04-retry-budgets"}}
+	for arg, want := range map[string]string{"01": "01-timeouts", "1": "01-timeouts", "01-timeouts": "01-timeouts", "./labs/04-retry-budgets/": "04-retry-budgets"} {
+		l, ok := findLab(labs, arg)
+		if !ok || l.Name != want {
+			t.Errorf("findLab(%q) = %q, %v; want %q", arg, l.Name, ok, want)
+		}
+	}
+	if _, ok := findLab(labs, "10"); ok {
+		t.Error("findLab(10) found a lab")
+	}
+}

@@ -1,0 +1,154 @@
+// Command workshop is the learner's and instructor's tool for the resilience
+// workshop: it shows progress, checks one lab, verifies the lab contract
+// (DESIGN.md) and pins the starter files.
+//
+// Usage, from anywhere inside the repository:
+//
+//	go run ./cmd/workshop               status of every lab and the next thing to do
+//	go run ./cmd/workshop check 01      run lab 01's tests, summarised step by step
+//	go run ./cmd/workshop verify        the instructor's and CI's check of every lab and the project
+//	go run ./cmd/workshop pin           rewrite labs/starters.txt from the current lab files
+//
+// A leading "-C dir" runs the tool on the repository at dir instead of the one
+// containing the working directory.
+//
+// The tool never imports a lab or a solution: it runs the go command as a
+// subprocess (always with -timeout) and reads `go test -json` events, so a lab
+// that does not compile can never break it.
+//
+// # Repository conventions the tool relies on
+//
+// Labs. A lab is a directory labs/NN-name/ (NN two digits). The nine known labs
+// are listed in knownLabs; a known lab without a directory is shown as
+// "coming soon", and an unknown labs/NN-name directory is shown too. A lab's
+// editable files are the non-test .go files directly in its directory.
+//
+// Steps. Lab tests are top-level functions named TestStep<N><Name> (N counts
+// from 1, Name starts with an upper-case letter); a step may have several
+// tests; the last step is TestStep<N>Experiment. A step passes when every one
+// of its tests passed (subtests are folded into their top-level test). Test
+// names are read from the lab's _test.go files with go/parser, so steps are
+// known even when the lab does not compile or a test crashes the binary.
+//
+// README. Each lab's README.md has level-2 sections, in this order: The story,
+// The pattern, Steps, Hints, Experiment, In production, Further reading. Inside
+// "## Steps" each step is a level-3 heading "### Step N: title" (the colon may
+// also be a period or a dash). The title is what status prints as the next
+// thing to do, with a link to the heading's GitHub anchor (README.md#step-2-title).
+//
+// Solutions. solutions/NN-name/ holds files with exactly the lab's editable
+// file names, no _test.go file anywhere below it, and NOTES.md. Each directory
+// solutions/NN-name/mutants/<pitfall>/ holds replacements for one or more of
+// the lab's editable files (same base names); verify overlays the solution
+// files and then the mutant's files on the lab and runs the lab's tests.
+// The first line of every mutant file is a header comment
+//
+//	// Mutant: <what is wrong>. Caught by step N.
+//
+// of which the tool requires the "// Mutant:" prefix and reads the number
+// after the first "step" (case-insensitive); all files of one mutant must name
+// the same step.
+//
+// Starter manifest. labs/starters.txt pins the pristine starter: one line per
+// lab editable file, "<git blob id> <slash path from the repository root>",
+// sorted by path; blank lines and lines starting with # are ignored. `pin`
+// writes it with `git hash-object`. verify compares each working file's
+// `git hash-object` with the manifest: an equal file is used as is, a
+// different or missing one is taken from `git cat-file blob <id>` and laid
+// over the working copy with -overlay (the working tree is never modified).
+// Without git, or outside a git checkout, the starter checks are skipped with
+// a notice. An editable file missing from the manifest is a failure.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+)
+
+// errUsage reports bad arguments; main prints the usage and exits 2.
+var errUsage = errors.New("usage")
+
+// errFailed reports that the command ran and found failures it has already
+// printed; main exits 1 without another message.
+var errFailed = errors.New("failed")
+
+const usage = `usage: go run ./cmd/workshop [-C dir] [command]
+
+Commands:
+  status      show every lab, step by step, and the next thing to do (the default)
+  check NN    run one lab's tests and summarise them step by step (NN: 01 or 01-timeouts)
+  verify      check the lab contract for every lab, then vet, gofmt and test the project
+  pin         rewrite labs/starters.txt from the current lab starter files (instructors)
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx, os.Args, os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case err == nil:
+	case errors.Is(err, errUsage):
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	case errors.Is(err, errFailed):
+		os.Exit(1)
+	default:
+		fmt.Fprintf(os.Stderr, "workshop: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// run is the whole program; args[0] is the program name.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("workshop", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dir := fs.String("C", "", "run on the repository at `dir`")
+	if len(args) == 0 {
+		return errUsage
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return errUsage
+	}
+	rest := fs.Args()
+	cmd := "status"
+	if len(rest) > 0 {
+		cmd, rest = rest[0], rest[1:]
+	}
+	// Validate arguments before touching the repository, so usage errors are
+	// reported the same way everywhere.
+	switch cmd {
+	case "status", "verify", "pin":
+		if len(rest) != 0 {
+			return errUsage
+		}
+	case "check":
+		if len(rest) != 1 {
+			return errUsage
+		}
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		return errUsage
+	}
+
+	ws, err := openWorkspace(*dir, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	switch cmd {
+	case "status":
+		return ws.status(ctx)
+	case "check":
+		return ws.check(ctx, rest[0])
+	case "verify":
+		return ws.verify(ctx)
+	default: // "pin"
+		return ws.pin(ctx)
+	}
+}

@@ -1,0 +1,740 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+const (
+	maxEditableFiles = 2
+	maxEditableLines = 160
+	// solutionTestTimeout covers -count=3 under -race.
+	solutionTestTimeout = 10 * time.Minute
+	// projectTestTimeout is the -timeout of each project test binary.
+	projectTestTimeout = 10 * time.Minute
+)
+
+// report prints checks and counts them.
+type report struct {
+	w              io.Writer
+	passed, failed int
+}
+
+func (r *report) ok(what string) {
+	r.passed++
+	fmt.Fprintf(r.w, "ok   %s\n", what)
+}
+
+func (r *report) fail(what, why string, detail []string) {
+	r.failed++
+	fmt.Fprintf(r.w, "FAIL %s: %s\n", what, why)
+	for _, line := range firstLines(detail, 25) {
+		fmt.Fprintf(r.w, "       %s\n", line)
+	}
+}
+
+// check reports ok when problems is empty, else a failure listing them.
+func (r *report) check(what string, problems []string) {
+	switch len(problems) {
+	case 0:
+		r.ok(what)
+	case 1:
+		r.fail(what, problems[0], nil)
+	default:
+		r.fail(what, fmt.Sprintf("%d problems", len(problems)), problems)
+	}
+}
+
+func (r *report) note(msg string) {
+	fmt.Fprintf(r.w, "note %s\n", msg)
+}
+
+// verifyOptions are what every lab's checks share.
+type verifyOptions struct {
+	race        bool
+	manifest    map[string]string
+	manifestErr error
+	tmp         string // a scratch directory for overlays and blobs
+	skipNoted   *bool  // the "no git" notice is printed once
+}
+
+// verify checks the lab contract for every present lab, then the project.
+func (ws *workspace) verify(ctx context.Context) error {
+	r := &report{w: ws.stdout}
+	race := ws.raceAvailable(ctx)
+	if !race {
+		r.note("race detector unavailable (needs cgo and a C compiler): running without -race")
+	}
+	labs, err := ws.listLabs()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "workshop-verify-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	manifest, _, manifestErr := ws.readManifest()
+	skipNoted := false
+	opts := verifyOptions{race: race, manifest: manifest, manifestErr: manifestErr, tmp: tmp, skipNoted: &skipNoted}
+	present := 0
+	for _, l := range labs {
+		if !l.Present {
+			continue
+		}
+		present++
+		fmt.Fprintf(ws.stdout, "\nLab %s\n", l.Name)
+		if err := ws.verifyLab(ctx, r, l, opts); err != nil {
+			return err
+		}
+	}
+	if present == 0 {
+		r.note("no labs yet: checking the project only")
+	}
+	fmt.Fprintln(ws.stdout, "\nProject")
+	if err := ws.verifyProject(ctx, r, race); err != nil {
+		return err
+	}
+	fmt.Fprintf(ws.stdout, "\n%d passed, %d failed\n", r.passed, r.failed)
+	if r.failed > 0 {
+		return errFailed
+	}
+	return nil
+}
+
+// verifyLab runs every contract check of one lab. It returns an error only
+// when it cannot go on at all (the context was cancelled, the disk failed).
+func (ws *workspace) verifyLab(ctx context.Context, r *report, l lab, opts verifyOptions) error {
+	name := l.Name
+	info, err := ws.labInfo(l)
+	if err != nil {
+		return err
+	}
+	editable, _, err := ws.labFiles(l.Dir())
+	if err != nil {
+		return err
+	}
+	labTmp := filepath.Join(opts.tmp, name)
+	if err := os.MkdirAll(labTmp, 0o755); err != nil {
+		return err
+	}
+
+	// The pristine starter, from the manifest.
+	var starter *pristine
+	switch {
+	case opts.manifestErr != nil:
+		r.fail(name+" starter manifest", opts.manifestErr.Error(), []string{"run go run ./cmd/workshop pin"})
+	default:
+		p := ws.pristineStarter(ctx, l, editable, opts.manifest, labTmp)
+		switch {
+		case p.Skip != "":
+			if !*opts.skipNoted {
+				r.note(p.Skip)
+				*opts.skipNoted = true
+			}
+		case p.Problem != nil:
+			r.fail(name+" starter manifest", "the pristine starter cannot be built", p.Problem)
+		default:
+			edited := len(p.Replace)
+			msg := fmt.Sprintf("%s starter manifest: %d file(s) pinned", name, len(p.Files))
+			if edited > 0 {
+				msg += fmt.Sprintf(", %d edited in the working copy (checking the pinned version)", edited)
+			}
+			r.ok(msg)
+			starter = &p
+			editable = p.Files
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+
+	// Clause 1: few, short files.
+	var problems []string
+	if len(editable) == 0 || len(editable) > maxEditableFiles {
+		problems = append(problems, fmt.Sprintf("%d editable files (%s), want 1 or %d", len(editable), strings.Join(editable, ", "), maxEditableFiles))
+	}
+	var sizes []string
+	for _, f := range editable {
+		var data []byte
+		if starter != nil {
+			data = starter.Content[f]
+		} else if data, err = os.ReadFile(ws.abs(f)); err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		n := countLines(data)
+		sizes = append(sizes, fmt.Sprintf("%s %d lines", path.Base(f), n))
+		if n > maxEditableLines {
+			problems = append(problems, fmt.Sprintf("%s has %d lines, want at most %d", f, n, maxEditableLines))
+		}
+	}
+	r.check(fmt.Sprintf("%s clause 1: editable files (%s)", name, strings.Join(sizes, ", ")), problems)
+
+	// Clause 1: the starter compiles and passes go vet.
+	var starterRun *pkgResult
+	if starter != nil {
+		overlay, err := writeOverlay(labTmp, "starter.json", starter.Replace)
+		if err != nil {
+			return err
+		}
+		res := ws.goCmd(ctx, 5*time.Minute, append([]string{"vet"}, append(overlayArgs(overlay), l.Pattern())...)...)
+		if res.err != nil {
+			r.fail(name+" clause 1: the starter compiles and passes go vet", "go vet failed", res.combined())
+		} else {
+			r.ok(name + " clause 1: the starter compiles and passes go vet")
+		}
+		args := append(overlayArgs(overlay), "-count=1", l.Pattern())
+		run, res := ws.goTest(ctx, labTestTimeout, args...)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		o := ws.outcome(info, run, res)
+		if o.compileErrs == nil {
+			starterRun = o.pkg
+		} else {
+			r.fail(name+" pristine starter tests", "the starter does not compile", o.compileErrs)
+		}
+	}
+
+	// Clause 2: step names.
+	r.check(name+" clause 2: tests are named TestStep<N><Name>, steps 1..N, the last is TestStep<N>Experiment", stepNameProblems(info.Tests))
+
+	// Clauses 2 and 3 on the pristine starter.
+	if starterRun != nil {
+		steps := stepResults(starterRun, info.Tests.Tests, nil)
+		var passing, unnamed, crashed []string
+		for _, s := range steps {
+			if s.State == stepPassed {
+				passing = append(passing, fmt.Sprintf("step %d passes on the starter (%s): add an assertion the starter fails", s.N, strings.Join(s.Tests, ", ")))
+			}
+			re := regexp.MustCompile(fmt.Sprintf(`(?i)\bstep\s*%d\b`, s.N))
+			for _, t := range s.Failed {
+				if !re.MatchString(strings.Join(t.failureLines(), "\n")) {
+					unnamed = append(unnamed, fmt.Sprintf("%s fails without saying \"step %d\"; its output begins:", t.Name, s.N))
+					for _, line := range firstLines(t.failureLines(), 4) {
+						unnamed = append(unnamed, "    "+line)
+					}
+				}
+			}
+			if len(s.NotRun) > 0 {
+				crashed = append(crashed, fmt.Sprintf("%s did not run or did not finish: an earlier test crashed the test binary", strings.Join(s.NotRun, ", ")))
+			}
+		}
+		if len(crashed) > 0 {
+			crashed = append(crashed, firstLines(starterRun.Output, 10)...)
+		}
+		r.check(name+" clause 2: every step fails on the starter", passing)
+		r.check(name+" clause 3: every starter failure names its step (\"step N\")", append(unnamed, crashed...))
+	}
+
+	// Clause 3: errors are classified by errors.Is / errors.As.
+	r.check(name+" clause 3: tests do not classify errors by message text", info.Tests.ErrorText)
+
+	// Clause 4: the solution mirrors the lab and passes.
+	solDir := "solutions/" + name
+	solFiles, solProblems := ws.solutionLayout(solDir, editable)
+	r.check(name+" clause 4: "+solDir+" has the lab's file names, NOTES.md and no tests", solProblems)
+	if solFiles != nil {
+		ws.verifySolution(ctx, r, l, info, editable, solFiles, labTmp, opts.race)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		ws.verifyMutants(ctx, r, l, info, editable, solFiles, labTmp)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+
+	// Clause 7: no real sockets.
+	r.check(name+" clause 7: tests use no real sockets (httptest.NewServer, net.Listen)", info.Tests.Sockets)
+
+	// Clause 10: no other lab, no solution.
+	var overlay string
+	if starter != nil && len(starter.Replace) > 0 {
+		overlay = filepath.Join(labTmp, "starter.json")
+	}
+	r.check(name+" clause 10: imports no other lab and no solution", ws.importProblems(ctx, l, overlay))
+
+	// README.
+	r.check(name+" README.md has the sections in order and a heading per step", ws.readmeProblems(info))
+	return nil
+}
+
+// countLines counts lines the way an editor shows them.
+func countLines(data []byte) int {
+	if len(data) == 0 {
+		return 0
+	}
+	n := strings.Count(string(data), "\n")
+	if data[len(data)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// stepNameProblems checks clause 2's naming rules on the test source.
+func stepNameProblems(src testSource) []string {
+	problems := append([]string{}, src.ParseErrs...)
+	steps := map[int][]string{}
+	for _, t := range src.Tests {
+		if stepOf(t) == 0 {
+			problems = append(problems, fmt.Sprintf("%s does not match ^TestStep[0-9]+[A-Z]", t))
+			continue
+		}
+		steps[stepOf(t)] = append(steps[stepOf(t)], t)
+	}
+	if len(steps) == 0 {
+		return append(problems, "no TestStep tests")
+	}
+	last := 0
+	for n := range steps {
+		last = max(last, n)
+	}
+	for n := 1; n <= last; n++ {
+		if len(steps[n]) == 0 {
+			problems = append(problems, fmt.Sprintf("step %d has no test (steps go 1..%d without gaps)", n, last))
+		}
+	}
+	if !slices.Contains(steps[last], fmt.Sprintf("TestStep%dExperiment", last)) {
+		problems = append(problems, fmt.Sprintf("the last step has no TestStep%dExperiment", last))
+	}
+	for n := 1; n < last; n++ {
+		if exp := fmt.Sprintf("TestStep%dExperiment", n); slices.Contains(steps[n], exp) {
+			problems = append(problems, fmt.Sprintf("%s is not in the last step (%d)", exp, last))
+		}
+	}
+	return problems
+}
+
+// writeOverlay writes a go build -overlay file; it returns "" for an empty
+// replacement map.
+func writeOverlay(dir, name string, replace map[string]string) (string, error) {
+	if len(replace) == 0 {
+		return "", nil
+	}
+	data, err := json.MarshalIndent(struct{ Replace map[string]string }{replace}, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(dir, name)
+	return file, os.WriteFile(file, data, 0o644)
+}
+
+func overlayArgs(overlay string) []string {
+	if overlay == "" {
+		return nil
+	}
+	return []string{"-overlay", overlay}
+}
+
+// solutionLayout checks the solution directory and returns its files by
+// base name (nil when it cannot be used).
+func (ws *workspace) solutionLayout(solDir string, editable []string) (map[string]string, []string) {
+	entries, err := os.ReadDir(ws.abs(solDir))
+	if err != nil {
+		return nil, []string{fmt.Sprintf("%s is missing", solDir)}
+	}
+	var problems []string
+	files := map[string]string{}
+	var have, want []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".go") && !strings.HasSuffix(e.Name(), "_test.go") {
+			have = append(have, e.Name())
+			files[e.Name()] = ws.abs(path.Join(solDir, e.Name()))
+		}
+	}
+	for _, f := range editable {
+		want = append(want, path.Base(f))
+	}
+	sort.Strings(want)
+	if !slices.Equal(have, want) {
+		problems = append(problems, fmt.Sprintf("solution files are [%s], the lab's editable files are [%s]", strings.Join(have, " "), strings.Join(want, " ")))
+	}
+	_ = filepath.WalkDir(ws.abs(solDir), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, "_test.go") {
+			rel, _ := filepath.Rel(ws.root, p)
+			problems = append(problems, filepath.ToSlash(rel)+": solutions have no tests (the lab's tests are the spec)")
+		}
+		return nil
+	})
+	if _, err := os.Stat(ws.abs(path.Join(solDir, "NOTES.md"))); err != nil {
+		problems = append(problems, solDir+"/NOTES.md is missing")
+	}
+	if len(files) == 0 {
+		return nil, problems
+	}
+	return files, problems
+}
+
+// solutionOverlay maps each editable file of the lab to the solution's file.
+func (ws *workspace) solutionOverlay(editable []string, solFiles map[string]string) map[string]string {
+	replace := map[string]string{}
+	for _, f := range editable {
+		if sol, ok := solFiles[path.Base(f)]; ok {
+			replace[ws.abs(f)] = sol
+		}
+	}
+	return replace
+}
+
+// verifySolution runs the lab's tests against the solution: -race (when
+// available) and -count=3.
+func (ws *workspace) verifySolution(ctx context.Context, r *report, l lab, info labInfo, editable []string, solFiles map[string]string, tmp string, race bool) {
+	overlay, err := writeOverlay(tmp, "solution.json", ws.solutionOverlay(editable, solFiles))
+	what := l.Name + " clause 4: the solution passes every test (-count=3"
+	args := append(overlayArgs(overlay), "-count=3")
+	if race {
+		what += ", -race"
+		args = append(args, "-race")
+	}
+	what += ")"
+	if err != nil {
+		r.fail(what, err.Error(), nil)
+		return
+	}
+	run, res := ws.goTest(ctx, solutionTestTimeout, append(args, l.Pattern())...)
+	o := ws.outcome(info, run, res)
+	if o.compileErrs != nil {
+		r.fail(what, "the solution does not compile", o.compileErrs)
+		return
+	}
+	var problems []string
+	for _, s := range o.steps {
+		for _, t := range s.Failed {
+			problems = append(problems, t.Name+" failed:")
+			for _, line := range firstLines(t.failureLines(), 6) {
+				problems = append(problems, "    "+line)
+			}
+		}
+		for _, t := range s.NotRun {
+			problems = append(problems, t+" did not run or did not finish")
+		}
+	}
+	if len(problems) == 0 && o.pkg.Action != "pass" {
+		problems = append(problems, "the test binary failed:")
+		problems = append(problems, firstLines(o.pkg.Output, 10)...)
+	}
+	if len(o.steps) == 0 {
+		problems = append(problems, "no step test ran")
+	}
+	if len(problems) > 0 {
+		r.fail(what, "tests fail against the reference solution", problems)
+		return
+	}
+	r.ok(what)
+}
+
+// verifyMutants overlays each mutant (on top of the solution) and requires
+// its named step to fail.
+func (ws *workspace) verifyMutants(ctx context.Context, r *report, l lab, info labInfo, editable []string, solFiles map[string]string, tmp string) {
+	mutDir := path.Join("solutions", l.Name, "mutants")
+	entries, err := os.ReadDir(ws.abs(mutDir))
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	if err != nil || len(dirs) == 0 {
+		r.fail(l.Name+" clause 5: mutants", "no mutants in "+mutDir, []string{"every pitfall of the lab needs a mutant: " + mutDir + "/<pitfall>/<file>.go"})
+		return
+	}
+	editableBase := map[string]string{}
+	for _, f := range editable {
+		editableBase[path.Base(f)] = f
+	}
+	for _, d := range dirs {
+		if ctx.Err() != nil {
+			return
+		}
+		what := fmt.Sprintf("%s clause 5: mutant %s", l.Name, d)
+		replace := ws.solutionOverlay(editable, solFiles)
+		step := 0
+		var problems []string
+		files, _ := os.ReadDir(ws.abs(path.Join(mutDir, d)))
+		for _, f := range files {
+			if f.IsDir() || !strings.HasSuffix(f.Name(), ".go") {
+				continue
+			}
+			rel := path.Join(mutDir, d, f.Name())
+			target, ok := editableBase[f.Name()]
+			if !ok {
+				problems = append(problems, fmt.Sprintf("%s replaces no editable file of the lab", rel))
+				continue
+			}
+			data, err := os.ReadFile(ws.abs(rel))
+			if err != nil {
+				problems = append(problems, err.Error())
+				continue
+			}
+			_, n, err := parseMutantHeader(string(data))
+			switch {
+			case err != nil:
+				problems = append(problems, rel+": "+err.Error())
+			case step != 0 && n != step:
+				problems = append(problems, fmt.Sprintf("%s names step %d, another file of this mutant names step %d", rel, n, step))
+			default:
+				step = n
+			}
+			replace[ws.abs(target)] = ws.abs(rel)
+		}
+		if step == 0 && len(problems) == 0 {
+			problems = append(problems, "the mutant has no .go file")
+		}
+		if len(problems) > 0 {
+			r.fail(what, "malformed mutant", problems)
+			continue
+		}
+		what = fmt.Sprintf("%s is caught by step %d", what, step)
+		overlay, err := writeOverlay(tmp, "mutant-"+d+".json", replace)
+		if err != nil {
+			r.fail(what, err.Error(), nil)
+			continue
+		}
+		run, res := ws.goTest(ctx, labTestTimeout, append(overlayArgs(overlay), "-count=1", l.Pattern())...)
+		o := ws.outcome(info, run, res)
+		if o.compileErrs != nil {
+			r.fail(what, "the mutant does not compile", o.compileErrs)
+			continue
+		}
+		var failing []string
+		caught := false
+		for _, s := range o.steps {
+			if s.State == stepFailing || s.State == stepNotRun {
+				failing = append(failing, fmt.Sprint(s.N))
+			}
+			if s.N == step && len(s.Failed) > 0 {
+				caught = true
+			}
+		}
+		switch {
+		case caught:
+			r.ok(what)
+		case len(failing) == 0:
+			r.fail(what, "every test passes against the mutant", []string{fmt.Sprintf("step %d needs an assertion this mutant fails", step)})
+		default:
+			r.fail(what, fmt.Sprintf("step %d passes against the mutant (failing instead: step %s)", step, strings.Join(failing, ", ")), nil)
+		}
+	}
+}
+
+// importProblems lists imports of other labs or of solutions (clause 10).
+func (ws *workspace) importProblems(ctx context.Context, l lab, overlay string) []string {
+	args := append([]string{"list", "-e", "-json"}, overlayArgs(overlay)...)
+	res := ws.goCmd(ctx, 2*time.Minute, append(args, l.Pattern())...)
+	if res.err != nil {
+		return append([]string{"go list failed"}, res.combined()...)
+	}
+	var pkg struct {
+		ImportPath                               string
+		Imports, TestImports, XTestImports, Deps []string
+	}
+	if err := json.Unmarshal(res.stdout, &pkg); err != nil {
+		return []string{"go list: " + err.Error()}
+	}
+	labs, sols := ws.module+"/labs/", ws.module+"/solutions"
+	var problems []string
+	seen := map[string]bool{}
+	for _, list := range [][]string{pkg.Imports, pkg.TestImports, pkg.XTestImports, pkg.Deps} {
+		for _, imp := range list {
+			bad := (strings.HasPrefix(imp, labs) && imp != pkg.ImportPath) || imp == sols || strings.HasPrefix(imp, sols+"/")
+			if bad && !seen[imp] {
+				seen[imp] = true
+				problems = append(problems, "imports "+imp)
+			}
+		}
+	}
+	return problems
+}
+
+// readmeProblems checks the README's sections and step headings.
+func (ws *workspace) readmeProblems(info labInfo) []string {
+	if _, err := os.Stat(ws.abs(path.Join(info.Dir(), "README.md"))); err != nil {
+		return []string{info.Dir() + "/README.md is missing"}
+	}
+	var problems []string
+	if missing := missingSections(info.Readme.Sections); len(missing) > 0 {
+		problems = append(problems, fmt.Sprintf("missing or out of order: ## %s (want, in order: %s; found: %s)",
+			strings.Join(missing, ", ## "), strings.Join(readmeSections, ", "), strings.Join(info.Readme.Sections, ", ")))
+	}
+	testSteps := map[int]bool{}
+	for _, t := range info.Tests.Tests {
+		if n := stepOf(t); n > 0 {
+			testSteps[n] = true
+		}
+	}
+	for _, n := range info.Steps {
+		_, inReadme := info.Readme.Steps[n]
+		switch {
+		case testSteps[n] && !inReadme:
+			problems = append(problems, fmt.Sprintf("no \"### Step %d: title\" heading under ## Steps", n))
+		case !testSteps[n] && inReadme:
+			problems = append(problems, fmt.Sprintf("\"### Step %d\" has no TestStep%d test", n, n))
+		}
+	}
+	return problems
+}
+
+// verifyProject runs go vet, gofmt and go test on everything but the labs.
+func (ws *workspace) verifyProject(ctx context.Context, r *report, race bool) error {
+	res := ws.goCmd(ctx, 2*time.Minute, "list", "-e", "-f", "{{.ImportPath}}", "./...")
+	if res.err != nil {
+		r.fail("go list ./...", "go list failed", res.combined())
+		return ctx.Err()
+	}
+	var vetPkgs, testPkgs []string
+	for _, p := range strings.Fields(string(res.stdout)) {
+		if under(p, ws.module+"/labs") {
+			continue
+		}
+		vetPkgs = append(vetPkgs, p)
+		if !under(p, ws.module+"/solutions") {
+			testPkgs = append(testPkgs, p)
+		}
+	}
+
+	// go vet.
+	what := fmt.Sprintf("go vet (%d packages outside labs/)", len(vetPkgs))
+	if len(vetPkgs) > 0 {
+		res := ws.goCmd(ctx, 10*time.Minute, append([]string{"vet"}, vetPkgs...)...)
+		if res.err != nil {
+			r.fail(what, "go vet found problems", res.combined())
+		} else {
+			r.ok(what)
+		}
+	} else {
+		r.ok(what)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+
+	// gofmt.
+	files, problems := ws.gofmtProblems(ctx)
+	r.check(fmt.Sprintf("gofmt (%d files outside labs/ and testdata)", files), problems)
+
+	// go test.
+	if len(testPkgs) == 0 {
+		r.note("no packages to test outside labs/ and solutions/")
+		return ctx.Err()
+	}
+	args := []string{}
+	flags := ""
+	if race {
+		args = append(args, "-race")
+		flags = " -race"
+	}
+	run, res := ws.goTest(ctx, projectTestTimeout, append(args, testPkgs...)...)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	tested := 0
+	for _, p := range testPkgs {
+		pkg := run.Packages[p]
+		if pkg == nil || pkg.Action == "skip" {
+			continue // no test files
+		}
+		tested++
+		what := "go test" + flags + " " + p
+		switch {
+		case pkg.BuildFailed:
+			r.fail(what, "does not compile", pkg.buildErrors())
+		case pkg.Action == "pass":
+			r.ok(what)
+		default:
+			var detail []string
+			names := make([]string, 0, len(pkg.Tests))
+			for n := range pkg.Tests {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				t := pkg.Tests[n]
+				if t.Action == "fail" || t.Action == "" {
+					detail = append(detail, n+" failed:")
+					for _, line := range firstLines(t.failureLines(), 8) {
+						detail = append(detail, "    "+line)
+					}
+				}
+			}
+			if len(detail) == 0 {
+				detail = pkg.Output
+			}
+			r.fail(what, "tests fail", detail)
+		}
+	}
+	if tested == 0 && res.err != nil {
+		r.fail("go test"+flags+" (project)", "go test failed", append(run.Other, splitLines(string(res.stderr))...))
+	}
+	return nil
+}
+
+// under reports whether import path p is dir or inside it.
+func under(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// gofmtProblems runs gofmt -l over the .go files outside labs/ and testdata
+// directories; it returns how many files it checked.
+func (ws *workspace) gofmtProblems(ctx context.Context) (int, []string) {
+	env, err := ws.goEnv(ctx, "GOROOT")
+	if err != nil {
+		return 0, []string{err.Error()}
+	}
+	gofmt := filepath.Join(env["GOROOT"], "bin", "gofmt")
+	if runtime.GOOS == "windows" {
+		gofmt += ".exe"
+	}
+	var files []string
+	err = filepath.WalkDir(ws.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(ws.root, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			base := d.Name()
+			if rel != "." && (rel == "labs" || base == "testdata" || base == "vendor" || strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(rel, ".go") {
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, []string{err.Error()}
+	}
+	var problems []string
+	const batch = 100
+	for start := 0; start < len(files); start += batch {
+		part := files[start:min(start+batch, len(files))]
+		args := []string{"-l"}
+		for _, f := range part {
+			args = append(args, filepath.FromSlash(f))
+		}
+		res := ws.runCmd(ctx, 2*time.Minute, gofmt, args...)
+		for _, line := range splitLines(string(res.stdout)) {
+			problems = append(problems, filepath.ToSlash(line)+" is not gofmt'ed (run gofmt -w "+line+")")
+		}
+		if res.err != nil {
+			problems = append(problems, splitLines(string(res.stderr))...)
+		}
+	}
+	return len(files), problems
+}
