@@ -51,8 +51,7 @@ func (in *Instance) Route(route string, h http.Handler) http.Handler {
 		h = in.Faults(in.Name, route, h)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		stats.Enter()
-		defer stats.Leave()
+		stats.Received.Add(1)
 		if in.slots != nil {
 			select {
 			case in.slots <- struct{}{}:
@@ -65,6 +64,8 @@ func (in *Instance) Route(route string, h http.Handler) http.Handler {
 				return
 			}
 		}
+		stats.Enter()
+		defer stats.Leave()
 		ctx := r.Context()
 		if id := r.Header.Get(HeaderRequestID); id != "" {
 			ctx = WithRequestID(ctx, id)

@@ -42,9 +42,10 @@ type RouteStats struct {
 	WastedWork atomic.Int64
 }
 
-// Enter records the start of a request and returns the new in-flight count.
+// Enter records that a request admitted by the concurrency limit started,
+// and returns the new in-flight count. (Received is counted separately,
+// before the limit, so rejected requests never count as in flight.)
 func (s *RouteStats) Enter() int64 {
-	s.Received.Add(1)
 	n := s.InFlight.Add(1)
 	for {
 		peak := s.PeakInFlight.Load()

@@ -1,0 +1,220 @@
+// Package order is the order service of the food-delivery system: it
+// prices an order from the menu service, charges the card through the
+// payment service, asks the courier service for a courier, and stores the
+// order. Its dependencies are the integration points the labs protect.
+package order
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/gophereats/resilience/fooddelivery"
+)
+
+// MaxQuantity is the largest quantity of one dish an order may ask for.
+const MaxQuantity = 50
+
+// Deps is everything the order service needs.
+type Deps struct {
+	// Instance names the instance and carries its metrics, concurrency
+	// limit and fault hook; every route is wrapped by Instance.Route.
+	// Required.
+	Instance *fooddelivery.Instance
+	// Store holds the orders. Required.
+	Store *Store
+	// Menu prices orders (usually a *menu.Client). Required.
+	Menu fooddelivery.MenuReader
+	// Payment charges cards (usually a *payment.Client). Required.
+	Payment fooddelivery.Payer
+	// Courier assigns couriers (usually a *courier.Client). nil means no
+	// courier is ever assigned; a failed assignment does not fail the
+	// order either.
+	Courier fooddelivery.CourierAssigner
+}
+
+// New returns the order service's handler:
+//
+//	POST /orders          PlaceOrderInput, user in fooddelivery.HeaderUser -> 201 Order (status PLACED)
+//	                      401 "unauthenticated": no user
+//	                      400 "bad_request": malformed JSON, no restaurantId or card, no items,
+//	                          a quantity outside 1..MaxQuantity
+//	                      422 "invalid_order": unknown restaurant or dish (nothing is charged)
+//	                      402 "payment_declined": the card was declined
+//	                      504 "<dep>_timeout", 502 "<dep>_unavailable", 503 "<dep>_overloaded"
+//	                          (with fooddelivery.HeaderDontRetry), for dep "menu" or "payment":
+//	                          see fooddelivery.WriteDependencyError
+//	GET  /orders/{id}     200 Order; 404 "order_not_found"
+//	GET  /reports/daily   ?day=YYYY-MM-DD (UTC; default today) -> 200 DailyReport; 400 "bad_request"
+//
+// POST /orders calls its dependencies with the request's context, so a
+// caller that gives up cancels them. An order whose payment failed is
+// stored with status PAYMENT_FAILED. A failed courier assignment leaves the
+// order placed without a courier. New panics if a required dependency is
+// nil (a wiring error).
+func New(d Deps) http.Handler {
+	if d.Instance == nil || d.Store == nil || d.Menu == nil || d.Payment == nil {
+		panic("order: New needs Deps.Instance, Deps.Store, Deps.Menu and Deps.Payment")
+	}
+	r := chi.NewRouter()
+	routes(r, d)
+	return r
+}
+
+func routes(r chi.Router, d Deps) {
+	in := d.Instance
+	r.Method("POST", "/orders", in.Route("POST /orders", handlePlaceOrder(d, in.Metrics.Route(in.Name, "POST /orders"))))
+	r.Method("GET", "/orders/{id}", in.Route("GET /orders/{id}", handleGetOrder(d.Store)))
+	r.Method("GET", "/reports/daily", in.Route("GET /reports/daily", handleDailyReport(d.Store)))
+}
+
+func handlePlaceOrder(d Deps, stats *fooddelivery.RouteStats) http.Handler {
+	// downstream runs one call to a dependency; a call started after the
+	// caller gave up is counted as work nobody waits for.
+	downstream := func(ctx context.Context, call func()) {
+		if ctx.Err() == nil {
+			call()
+			return
+		}
+		start := time.Now()
+		call()
+		stats.WorkAfterCallerLeft.Add(1)
+		stats.WastedWork.Add(int64(time.Since(start)))
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		user := r.Header.Get(fooddelivery.HeaderUser)
+		if user == "" {
+			fooddelivery.WriteError(w, http.StatusUnauthorized, "unauthenticated", "no user in "+fooddelivery.HeaderUser)
+			return
+		}
+		var in fooddelivery.PlaceOrderInput
+		if err := fooddelivery.ReadJSON(w, r, &in); err != nil {
+			fooddelivery.WriteError(w, http.StatusBadRequest, "bad_request", "body is not a JSON order: "+err.Error())
+			return
+		}
+		if why := validate(in); why != "" {
+			fooddelivery.WriteError(w, http.StatusBadRequest, "bad_request", why)
+			return
+		}
+
+		var menu fooddelivery.Menu
+		var err error
+		downstream(ctx, func() { menu, err = d.Menu.Menu(ctx, in.RestaurantID) })
+		if errors.Is(err, fooddelivery.ErrNotFound) {
+			fooddelivery.WriteError(w, http.StatusUnprocessableEntity, "invalid_order", "no restaurant "+strconv.Quote(in.RestaurantID))
+			return
+		}
+		if err != nil {
+			fooddelivery.WriteDependencyError(w, "menu", err)
+			return
+		}
+		total, why := price(menu, in.Items)
+		if why != "" {
+			fooddelivery.WriteError(w, http.StatusUnprocessableEntity, "invalid_order", why)
+			return
+		}
+
+		o := fooddelivery.Order{
+			ID:           d.Store.NewID(),
+			User:         user,
+			RestaurantID: in.RestaurantID,
+			Items:        in.Items,
+			TotalCents:   total,
+		}
+		var charge fooddelivery.Charge
+		downstream(ctx, func() {
+			charge, err = d.Payment.Charge(ctx, fooddelivery.ChargeRequest{OrderID: o.ID, AmountCents: total, Card: in.Card})
+		})
+		if err != nil {
+			o.Status = fooddelivery.OrderPaymentKO
+			d.Store.Put(o)
+			if errors.Is(err, fooddelivery.ErrRejected) {
+				fooddelivery.WriteError(w, http.StatusPaymentRequired, "payment_declined",
+					"order "+o.ID+" was not placed: "+err.Error())
+				return
+			}
+			fooddelivery.WriteDependencyError(w, "payment", err)
+			return
+		}
+		o.ChargeID = charge.ID
+
+		if d.Courier != nil {
+			var a fooddelivery.Assignment
+			downstream(ctx, func() { a, err = d.Courier.Assign(ctx, o.ID, o.RestaurantID) })
+			if err == nil {
+				o.CourierID = a.CourierID
+			}
+		}
+		o.Status = fooddelivery.OrderPlaced
+		d.Store.Put(o)
+		fooddelivery.WriteJSON(w, http.StatusCreated, o)
+	})
+}
+
+// validate returns why in is malformed, or "".
+func validate(in fooddelivery.PlaceOrderInput) string {
+	switch {
+	case in.RestaurantID == "":
+		return "restaurantId is required"
+	case in.Card == "":
+		return "card is required"
+	case len(in.Items) == 0:
+		return "an order needs at least one item"
+	}
+	for _, it := range in.Items {
+		if it.Quantity < 1 || it.Quantity > MaxQuantity {
+			return "quantity of " + strconv.Quote(it.DishID) + " must be between 1 and " +
+				strconv.Itoa(MaxQuantity) + ", got " + strconv.Itoa(it.Quantity)
+		}
+	}
+	return ""
+}
+
+// price returns the total of items in cents from menu, or why an item
+// cannot be priced.
+func price(menu fooddelivery.Menu, items []fooddelivery.OrderItem) (int, string) {
+	prices := make(map[string]int, len(menu.Dishes))
+	for _, d := range menu.Dishes {
+		prices[d.ID] = d.PriceCents
+	}
+	total := 0
+	for _, it := range items {
+		p, ok := prices[it.DishID]
+		if !ok {
+			return 0, "restaurant " + strconv.Quote(menu.RestaurantID) + " has no dish " + strconv.Quote(it.DishID)
+		}
+		total += p * it.Quantity
+	}
+	return total, ""
+}
+
+func handleGetOrder(s *Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := chi.URLParam(r, "id")
+		o, ok := s.Get(id)
+		if !ok {
+			fooddelivery.WriteError(w, http.StatusNotFound, "order_not_found", "no order "+strconv.Quote(id))
+			return
+		}
+		fooddelivery.WriteJSON(w, http.StatusOK, o)
+	})
+}
+
+func handleDailyReport(s *Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		day := time.Now()
+		if q := r.URL.Query().Get("day"); q != "" {
+			var err error
+			if day, err = time.Parse(time.DateOnly, q); err != nil {
+				fooddelivery.WriteError(w, http.StatusBadRequest, "bad_request", "day must be YYYY-MM-DD, got "+strconv.Quote(q))
+				return
+			}
+		}
+		fooddelivery.WriteJSON(w, http.StatusOK, s.Report(day))
+	})
+}

@@ -1,0 +1,166 @@
+// Package payment is the payment service of the food-delivery system: it
+// charges cards and keeps a ledger of the charges it executed, which tests
+// read to count double charges.
+//
+// The skeleton ignores fooddelivery.HeaderIdempotencyKey: every accepted
+// POST /charges executes a new charge. Recognising repeated requests is the
+// subject of lab 08.
+package payment
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/gophereats/resilience/fooddelivery"
+)
+
+// DeclinedCard is the card token the service always declines (HTTP 402,
+// code "card_declined"); any other non-empty token is charged.
+const DeclinedCard = "tok_declined"
+
+// Deps is everything the payment service needs.
+type Deps struct {
+	// Instance names the instance and carries its metrics, concurrency
+	// limit and fault hook; every route is wrapped by Instance.Route.
+	// Required.
+	Instance *fooddelivery.Instance
+	// Ledger records the charges the service executes. Required.
+	Ledger *Ledger
+}
+
+// New returns the payment service's handler:
+//
+//	POST /charges            ChargeRequest -> 201 Charge
+//	                         400 "bad_request": malformed JSON, missing orderId or card, amountCents <= 0
+//	                         402 "card_declined": card DeclinedCard (nothing is charged)
+//	GET  /charges?orderId=   200 []Charge executed for that order (every charge when orderId is absent)
+//
+// New panics if d.Instance or d.Ledger is nil (a wiring error).
+func New(d Deps) http.Handler {
+	if d.Instance == nil || d.Ledger == nil {
+		panic("payment: New needs Deps.Instance and Deps.Ledger")
+	}
+	r := chi.NewRouter()
+	routes(r, d)
+	return r
+}
+
+func routes(r chi.Router, d Deps) {
+	in := d.Instance
+	r.Method("POST", "/charges", in.Route("POST /charges", handleCharge(d.Ledger, in.Metrics.Route(in.Name, "POST /charges"))))
+	r.Method("GET", "/charges", in.Route("GET /charges", handleListCharges(d.Ledger)))
+}
+
+func handleCharge(l *Ledger, stats *fooddelivery.RouteStats) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req fooddelivery.ChargeRequest
+		if err := fooddelivery.ReadJSON(w, r, &req); err != nil {
+			fooddelivery.WriteError(w, http.StatusBadRequest, "bad_request", "body is not a JSON charge request: "+err.Error())
+			return
+		}
+		switch {
+		case req.OrderID == "":
+			fooddelivery.WriteError(w, http.StatusBadRequest, "bad_request", "orderId is required")
+			return
+		case req.Card == "":
+			fooddelivery.WriteError(w, http.StatusBadRequest, "bad_request", "card is required")
+			return
+		case req.AmountCents <= 0:
+			fooddelivery.WriteError(w, http.StatusBadRequest, "bad_request",
+				"amountCents must be positive, got "+strconv.Itoa(req.AmountCents))
+			return
+		case req.Card == DeclinedCard:
+			fooddelivery.WriteError(w, http.StatusPaymentRequired, "card_declined", "the card was declined; nothing was charged")
+			return
+		}
+		if r.Context().Err() != nil {
+			// The caller has already given up: this charge is work nobody
+			// waits for (and money nobody knows was taken).
+			stats.WorkAfterCallerLeft.Add(1)
+		}
+		fooddelivery.WriteJSON(w, http.StatusCreated, l.record(req))
+	})
+}
+
+func handleListCharges(l *Ledger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		orderID := r.URL.Query().Get("orderId")
+		charges := l.Charges()
+		out := make([]fooddelivery.Charge, 0, len(charges))
+		for _, c := range charges {
+			if orderID == "" || c.OrderID == orderID {
+				out = append(out, c)
+			}
+		}
+		fooddelivery.WriteJSON(w, http.StatusOK, out)
+	})
+}
+
+// Ledger is the payment service's record of executed charges, in the order
+// they were executed. It is safe for concurrent use. The zero value is
+// ready to use.
+type Ledger struct {
+	mu      sync.Mutex
+	charges []fooddelivery.Charge
+}
+
+// NewLedger returns an empty ledger.
+func NewLedger() *Ledger { return &Ledger{} }
+
+// record executes a charge: it appends a succeeded Charge with a fresh id
+// ("ch_1", "ch_2", ...) and returns it.
+func (l *Ledger) record(req fooddelivery.ChargeRequest) fooddelivery.Charge {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := fooddelivery.Charge{
+		ID:          "ch_" + strconv.Itoa(len(l.charges)+1),
+		OrderID:     req.OrderID,
+		AmountCents: req.AmountCents,
+		Status:      "succeeded",
+	}
+	l.charges = append(l.charges, c)
+	return c
+}
+
+// ChargesFor returns how many charges were executed for orderID (0 for an
+// unknown order; more than 1 is a double charge).
+func (l *Ledger) ChargesFor(orderID string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, c := range l.charges {
+		if c.OrderID == orderID {
+			n++
+		}
+	}
+	return n
+}
+
+// Total returns how many charges were executed, for all orders together.
+func (l *Ledger) Total() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.charges)
+}
+
+// TotalCents returns the sum of the amounts charged, in cents.
+func (l *Ledger) TotalCents() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	sum := 0
+	for _, c := range l.charges {
+		sum += c.AmountCents
+	}
+	return sum
+}
+
+// Charges returns a copy of every executed charge, oldest first (empty,
+// not nil, when there are none).
+func (l *Ledger) Charges() []fooddelivery.Charge {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]fooddelivery.Charge{}, l.charges...)
+}
