@@ -28,6 +28,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/gophereats/resilience/fooddelivery/system"
 )
 
 // DefaultWatchdog is how much virtual time a scenario may take when
@@ -178,4 +180,17 @@ func isPlumbing(fn string) bool {
 		}
 	}
 	return false
+}
+
+// StartSystem starts the food-delivery system with cfg inside the current
+// bubble and stops it when the test ends. It fails the test if the system
+// cannot start.
+func StartSystem(t *testing.T, cfg system.Config) *system.System {
+	t.Helper()
+	sys, err := system.Start(cfg)
+	if err != nil {
+		t.Fatalf("starting the food-delivery system: %v", err)
+	}
+	t.Cleanup(func() { sys.Close() })
+	return sys
 }

@@ -1,0 +1,111 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+
+	"github.com/gophereats/resilience/fooddelivery"
+)
+
+// Error codes the gateway puts in an error's extensions.code. Field errors
+// (the field is null, the rest of the response is normal) carry the first
+// group; request errors (nothing was executed, there is no "data") carry the
+// second.
+const (
+	// Field errors, derived from the sentinel errors of package fooddelivery.
+	CodeTimeout         = "TIMEOUT"          // fooddelivery.ErrTimeout or context.DeadlineExceeded
+	CodeUnavailable     = "UNAVAILABLE"      // fooddelivery.ErrUnavailable
+	CodeOverloaded      = "OVERLOADED"       // fooddelivery.ErrOverloaded
+	CodeNotFound        = "NOT_FOUND"        // fooddelivery.ErrNotFound
+	CodeUnauthenticated = "UNAUTHENTICATED"  // no token, a malformed one, or fooddelivery.ErrUnauthorized
+	CodeAuthUnavailable = "AUTH_UNAVAILABLE" // the auth check could not be made; the gateway denied (fail closed)
+	CodeBadRequest      = "BAD_REQUEST"      // fooddelivery.ErrRejected, or input the gateway itself refuses
+	CodeCancelled       = "CANCELLED"        // the client went away (context.Canceled)
+	CodeInternal        = "INTERNAL"         // anything else, including a recovered panic
+
+	// Request errors.
+	CodeMalformedRequest     = "MALFORMED_REQUEST"      // the body is not {"query": "...", ...} JSON (HTTP 400)
+	CodeParseFailed          = "PARSE_FAILED"           // the query has a syntax error
+	CodeValidationFailed     = "VALIDATION_FAILED"      // the query does not fit the schema
+	CodeTooDeep              = "TOO_DEEP"               // the query nests deeper than Deps.MaxDepth
+	CodeTooLarge             = "TOO_LARGE"              // more than Deps.MaxTokens tokens, or a body over Deps.MaxBodyBytes (HTTP 413)
+	CodeBadVariables         = "BAD_VARIABLES"          // variables do not match the operation's declarations
+	CodeUnknownOperation     = "UNKNOWN_OPERATION"      // operationName is missing or names no operation
+	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE" // Content-Type is not application/json (HTTP 415)
+	CodeMethodNotAllowed     = "METHOD_NOT_ALLOWED"     // HTTP 405
+	CodeRouteNotFound        = "ROUTE_NOT_FOUND"        // HTTP 404
+)
+
+// codedError is an error the gateway produced itself, with the code it
+// must carry on the wire and a message for people.
+type codedError struct {
+	code string
+	msg  string
+	err  error // wrapped cause, may be nil
+}
+
+func (e *codedError) Error() string {
+	if e.err == nil {
+		return e.msg
+	}
+	return e.msg + ": " + e.err.Error()
+}
+
+func (e *codedError) Unwrap() error { return e.err }
+
+// ErrorCode returns the extensions.code the gateway reports for a resolver
+// error err: errors the gateway made itself keep their own code, the
+// sentinels of package fooddelivery map to CodeOverloaded, CodeTimeout,
+// CodeUnavailable, CodeNotFound, CodeUnauthenticated and CodeBadRequest
+// (checked with errors.Is in that order, so a 503 that says "overloaded"
+// is not reported as merely unavailable), then context.DeadlineExceeded
+// maps to CodeTimeout, context.Canceled to CodeCancelled, and anything else
+// to CodeInternal. A nil err has no code
+// ("").
+func ErrorCode(err error) string {
+	var ce *codedError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &ce):
+		return ce.code
+	case errors.Is(err, fooddelivery.ErrOverloaded):
+		return CodeOverloaded
+	case errors.Is(err, fooddelivery.ErrTimeout):
+		return CodeTimeout
+	case errors.Is(err, fooddelivery.ErrUnavailable):
+		return CodeUnavailable
+	case errors.Is(err, fooddelivery.ErrNotFound):
+		return CodeNotFound
+	case errors.Is(err, fooddelivery.ErrUnauthorized):
+		return CodeUnauthenticated
+	case errors.Is(err, fooddelivery.ErrRejected):
+		return CodeBadRequest
+	case errors.Is(err, context.DeadlineExceeded):
+		return CodeTimeout
+	case errors.Is(err, context.Canceled):
+		return CodeCancelled
+	default:
+		return CodeInternal
+	}
+}
+
+// authFailure classifies an error from Authorizer.Authorize. Only a clean
+// "this token is bad" (ErrUnauthorized without any sign of a failed call)
+// means UNAUTHENTICATED; everything else means the check could not be made,
+// and the gateway denies with AUTH_UNAVAILABLE (fail closed).
+func authFailure(err error) error {
+	couldNotAsk := errors.Is(err, fooddelivery.ErrTimeout) ||
+		errors.Is(err, fooddelivery.ErrUnavailable) ||
+		errors.Is(err, fooddelivery.ErrOverloaded) ||
+		errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, context.Canceled)
+	if errors.Is(err, fooddelivery.ErrUnauthorized) && !couldNotAsk {
+		return &codedError{code: CodeUnauthenticated, msg: "your sign-in token was not accepted; sign in again", err: err}
+	}
+	return &codedError{
+		code: CodeAuthUnavailable,
+		msg:  "could not check your sign-in right now, so nothing was done; try again in a moment",
+		err:  errors.Join(fooddelivery.ErrUnauthorized, err),
+	}
+}

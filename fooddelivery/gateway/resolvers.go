@@ -1,0 +1,317 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gophereats/resilience/fooddelivery"
+)
+
+// resolver computes one field of an object: parent is the Go value of the
+// object (nil for the root), args the field's coerced arguments. It returns
+// nil for null, a string, int or bool for a scalar, a slice for a list, or
+// the Go value the object's own resolvers expect.
+type resolver func(ctx context.Context, x *request, parent any, args map[string]any) (any, error)
+
+// remote names the fields whose resolver calls another service: siblings
+// among them run concurrently.
+var remote = map[string]bool{
+	"Query.restaurants":    true,
+	"Query.restaurant":     true,
+	"Query.order":          true,
+	"Home.restaurants":     true,
+	"Home.recommendations": true,
+	"Restaurant.menu":      true,
+	"Restaurant.menuStale": true,
+	"Restaurant.eta":       true,
+}
+
+// restaurant is a Restaurant object: the menu is read at most once per
+// restaurant and request, whether menu, menuStale or both are asked for.
+type restaurant struct {
+	fooddelivery.Restaurant
+	menu func() (fooddelivery.Menu, error)
+}
+
+// home is the Home object; its fields do the work.
+type home struct{}
+
+var resolvers map[string]resolver
+
+func init() {
+	resolvers = map[string]resolver{
+		"Query.restaurants": func(_ context.Context, x *request, _ any, _ map[string]any) (any, error) {
+			return x.restaurantList()
+		},
+		"Query.restaurant": func(_ context.Context, x *request, _ any, args map[string]any) (any, error) {
+			id := str(args["id"])
+			list, err := x.restaurantList()
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range list {
+				if r.ID == id {
+					return r, nil
+				}
+			}
+			return nil, &codedError{code: CodeNotFound, msg: fmt.Sprintf("there is no restaurant %q", id), err: fooddelivery.ErrNotFound}
+		},
+		"Query.home": func(context.Context, *request, any, map[string]any) (any, error) {
+			return home{}, nil
+		},
+		"Query.order": func(ctx context.Context, x *request, _ any, args map[string]any) (any, error) {
+			user, err := x.user()
+			if err != nil {
+				return nil, err
+			}
+			if x.s.d.Orders == nil {
+				return nil, notConfigured("order service")
+			}
+			id := str(args["id"])
+			o, err := x.s.d.Orders.Order(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			if o.User != user { // do not tell strangers the order exists
+				return nil, &codedError{code: CodeNotFound, msg: fmt.Sprintf("you have no order %q", id), err: fooddelivery.ErrNotFound}
+			}
+			return o, nil
+		},
+
+		"Mutation.placeOrder": func(ctx context.Context, x *request, _ any, args map[string]any) (any, error) {
+			user, err := x.user()
+			if err != nil {
+				return nil, err
+			}
+			if x.s.d.Orders == nil {
+				return nil, notConfigured("order service")
+			}
+			in, _ := args["input"].(map[string]any)
+			po := fooddelivery.PlaceOrderInput{RestaurantID: str(in["restaurantId"]), Card: str(in["card"])}
+			items, _ := in["items"].([]any)
+			for _, it := range items {
+				m, _ := it.(map[string]any)
+				po.Items = append(po.Items, fooddelivery.OrderItem{DishID: str(m["dishId"]), Quantity: integer(m["quantity"])})
+			}
+			return x.s.d.Orders.PlaceOrder(ctx, user, po)
+		},
+		"Mutation.submitReview": func(ctx context.Context, x *request, _ any, args map[string]any) (any, error) {
+			user, err := x.user()
+			if err != nil {
+				return nil, err
+			}
+			in, _ := args["input"].(map[string]any)
+			rv := fooddelivery.Review{RestaurantID: str(in["restaurantId"]), User: user, Stars: integer(in["stars"]), Text: str(in["text"])}
+			if rv.Stars < 1 || rv.Stars > 5 {
+				return nil, &codedError{code: CodeBadRequest, msg: fmt.Sprintf("stars must be 1 to 5, got %d", rv.Stars), err: fooddelivery.ErrRejected}
+			}
+			if x.s.d.Reviews == nil {
+				return nil, notConfigured("review store")
+			}
+			return x.s.d.Reviews.SubmitReview(ctx, rv)
+		},
+
+		"Home.restaurants": func(_ context.Context, x *request, _ any, _ map[string]any) (any, error) {
+			return x.restaurantList()
+		},
+		"Home.recommendations": func(ctx context.Context, x *request, _ any, _ map[string]any) (any, error) {
+			if x.s.d.Recs == nil {
+				return nil, notConfigured("recommender")
+			}
+			if !x.authSent { // anonymous visitors get what is popular
+				return nonNilDishes(x.s.d.Recs.Popular(ctx))
+			}
+			user, err := x.user()
+			if err != nil {
+				return nil, err
+			}
+			return nonNilDishes(x.s.d.Recs.Recommendations(ctx, user))
+		},
+
+		"Restaurant.id":      field(func(r *restaurant) any { return r.ID }),
+		"Restaurant.name":    field(func(r *restaurant) any { return r.Name }),
+		"Restaurant.cuisine": field(func(r *restaurant) any { return r.Cuisine }),
+		"Restaurant.menu": func(_ context.Context, _ *request, parent any, _ map[string]any) (any, error) {
+			m, err := parent.(*restaurant).menu()
+			if err != nil {
+				return nil, err
+			}
+			if m.Dishes == nil {
+				return []fooddelivery.Dish{}, nil
+			}
+			return m.Dishes, nil
+		},
+		"Restaurant.menuStale": func(_ context.Context, _ *request, parent any, _ map[string]any) (any, error) {
+			m, err := parent.(*restaurant).menu()
+			// A menu that could not be read is null with its own error on
+			// Restaurant.menu; reporting it twice would not help anyone.
+			return err == nil && m.Stale, nil
+		},
+		"Restaurant.eta": func(ctx context.Context, x *request, parent any, _ map[string]any) (any, error) {
+			if x.s.d.ETA == nil {
+				return nil, notConfigured("courier service")
+			}
+			eta, err := x.s.d.ETA.ETA(ctx, parent.(*restaurant).ID)
+			if err != nil {
+				return nil, err
+			}
+			return FormatETA(eta), nil
+		},
+
+		"Dish.id":         field(func(d fooddelivery.Dish) any { return d.ID }),
+		"Dish.name":       field(func(d fooddelivery.Dish) any { return d.Name }),
+		"Dish.priceCents": field(func(d fooddelivery.Dish) any { return d.PriceCents }),
+
+		"Order.id":           field(func(o fooddelivery.Order) any { return o.ID }),
+		"Order.status":       field(func(o fooddelivery.Order) any { return o.Status }),
+		"Order.totalCents":   field(func(o fooddelivery.Order) any { return o.TotalCents }),
+		"Order.restaurantId": field(func(o fooddelivery.Order) any { return o.RestaurantID }),
+		"Order.courierId": field(func(o fooddelivery.Order) any {
+			if o.CourierID == "" {
+				return nil
+			}
+			return o.CourierID
+		}),
+		"Order.items": field(func(o fooddelivery.Order) any {
+			if o.Items == nil {
+				return []fooddelivery.OrderItem{}
+			}
+			return o.Items
+		}),
+		"OrderLine.dishId":   field(func(it fooddelivery.OrderItem) any { return it.DishID }),
+		"OrderLine.quantity": field(func(it fooddelivery.OrderItem) any { return it.Quantity }),
+
+		"Review.id":           field(func(r fooddelivery.Review) any { return r.ID }),
+		"Review.restaurantId": field(func(r fooddelivery.Review) any { return r.RestaurantID }),
+		"Review.user":         field(func(r fooddelivery.Review) any { return r.User }),
+		"Review.stars":        field(func(r fooddelivery.Review) any { return r.Stars }),
+		"Review.text":         field(func(r fooddelivery.Review) any { return r.Text }),
+	}
+}
+
+// field makes a resolver that reads a value from a parent of type T.
+func field[T any](get func(T) any) resolver {
+	return func(_ context.Context, _ *request, parent any, _ map[string]any) (any, error) {
+		return get(parent.(T)), nil
+	}
+}
+
+// readRestaurants reads the restaurant list and wraps each entry so its
+// menu is read lazily, once. It runs at most once per request (through
+// x.restaurantList), however many fields need the list.
+func (x *request) readRestaurants() ([]*restaurant, error) {
+	ctx := x.ctx
+	if x.s.d.Menu == nil {
+		return nil, notConfigured("menu service")
+	}
+	list, err := x.s.d.Menu.Restaurants(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*restaurant, len(list))
+	for i, r := range list {
+		out[i] = &restaurant{Restaurant: r, menu: sync.OnceValues(func() (fooddelivery.Menu, error) {
+			return x.s.d.Menu.Menu(ctx, r.ID)
+		})}
+	}
+	return out, nil
+}
+
+// errMissingToken is the error for a field that needs a user when the
+// client sent no Authorization header.
+var errMissingToken = &codedError{code: CodeUnauthenticated, msg: `sign in first: send the header "Authorization: Bearer <token>"`}
+
+// authorize checks the request's bearer token with Deps.Auth. It is called
+// at most once per request (through x.user). Failing to ask is a denial.
+func (x *request) authorize(token string, tokenErr error) (string, error) {
+	switch {
+	case tokenErr != nil:
+		return "", tokenErr
+	case token == "":
+		return "", errMissingToken
+	case x.s.d.Auth == nil:
+		return "", &codedError{code: CodeAuthUnavailable, msg: "sign-in cannot be checked: the gateway has no auth service configured", err: fooddelivery.ErrUnauthorized}
+	}
+	user, err := x.s.d.Auth.Authorize(x.ctx, token)
+	if err != nil {
+		return "", authFailure(err)
+	}
+	if user == "" {
+		return "", &codedError{code: CodeAuthUnavailable, msg: "the auth service accepted the token but named no user, so nothing was done", err: fooddelivery.ErrUnauthorized}
+	}
+	return user, nil
+}
+
+func notConfigured(what string) error {
+	return &codedError{code: CodeInternal, msg: "the gateway has no " + what + " configured"}
+}
+
+func nonNilDishes(d []fooddelivery.Dish, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	if d == nil {
+		d = []fooddelivery.Dish{}
+	}
+	return d, nil
+}
+
+// FormatETA renders a delivery estimate for people: "20-35 min", rounded
+// to whole minutes, or "30-45 min (estimate)" when e.Estimated says it is a
+// default rather than a live estimate.
+func FormatETA(e fooddelivery.ETA) string {
+	s := fmt.Sprintf("%d-%d min", minutes(e.Min), minutes(e.Max))
+	if e.Estimated {
+		s += " (estimate)"
+	}
+	return s
+}
+
+func minutes(d time.Duration) int64 { return int64(math.Round(d.Minutes())) }
+
+// str reads an ID or String argument as coerced by the validator: a
+// string, or an integer for an ID given as a JSON number.
+func str(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case int:
+		return strconv.Itoa(v)
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case json.Number:
+		return v.String()
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// integer reads an Int argument: an int64 from a literal, a float64 or a
+// numeric string from JSON variables.
+func integer(v any) int {
+	switch v := v.(type) {
+	case int64:
+		return int(v)
+	case int:
+		return v
+	case float64:
+		return int(v)
+	case json.Number:
+		n, _ := v.Int64()
+		return int(n)
+	case string:
+		n, _ := strconv.Atoi(v)
+		return n
+	default:
+		return 0
+	}
+}
