@@ -251,14 +251,14 @@ func CallJSON(ctx context.Context, hc *http.Client, service, method, url string,
 	return resp.StatusCode, nil
 }
 
-// WriteDependencyError answers a request whose work failed because a call
-// to the dependency dep failed with err, choosing a status and an
+// WriteDependencyError answers the request r whose work failed because a
+// call to the dependency dep failed with err, choosing a status and an
 // ErrorBody code ("<dep>_<what>") that keep the failure's meaning for the
 // caller's own client:
 //
 //	ErrTimeout                     504 "<dep>_timeout"
 //	ErrOverloaded                  503 "<dep>_overloaded" + HeaderDontRetry
-//	context.Canceled (caller left) 499 "<dep>_cancelled"
+//	r's caller left (r.Context() done) 499 "<dep>_cancelled"
 //	ErrUnavailable, other errors   502 "<dep>_unavailable"
 //	ErrNotFound                    404 "<dep>_not_found"
 //	ErrRejected                    422 "<dep>_rejected"
@@ -267,14 +267,17 @@ func CallJSON(ctx context.Context, hc *http.Client, service, method, url string,
 // HeaderDontRetry is also set whenever err carries it (DontRetry), and a
 // Retry-After from the dependency is passed on. The message is err's text,
 // so it names the dependency and what happened to it.
-func WriteDependencyError(w http.ResponseWriter, dep string, err error) {
+//
+// A call cancelled while r's own caller is still waiting (a context the
+// service cancelled itself) is "unavailable", not "cancelled".
+func WriteDependencyError(w http.ResponseWriter, r *http.Request, dep string, err error) {
 	status, what := http.StatusBadGateway, "unavailable"
 	switch {
 	case errors.Is(err, ErrTimeout):
 		status, what = http.StatusGatewayTimeout, "timeout"
 	case errors.Is(err, ErrOverloaded):
 		status, what = http.StatusServiceUnavailable, "overloaded"
-	case errors.Is(err, context.Canceled):
+	case r.Context().Err() != nil:
 		status, what = 499, "cancelled" // nginx's "client closed request"
 	case errors.Is(err, ErrNotFound):
 		status, what = http.StatusNotFound, "not_found"

@@ -263,11 +263,14 @@ func TestWriteDependencyErrorKeepsTheMeaning(t *testing.T) {
 				fooddelivery.ErrRejected, 422, "payment_rejected", false},
 			{"a plain error", errors.New("boom"),
 				fooddelivery.ErrUnavailable, 502, "payment_unavailable", false},
+			{"payment call cancelled by the service itself", fooddelivery.ClassifyTransportError("payment", context.Canceled),
+				fooddelivery.ErrUnavailable, 502, "payment_unavailable", false},
 		}
 		for _, tc := range cases {
 			rec := httptest.NewRecorder()
 			dep := strings.SplitN(tc.code, "_", 2)[0]
-			fooddelivery.WriteDependencyError(rec, dep, tc.depErr)
+			req := httptest.NewRequest("POST", "/orders", nil)
+			fooddelivery.WriteDependencyError(rec, req, dep, tc.depErr)
 			resp := rec.Result()
 			err := fooddelivery.ReadError("order", resp)
 			assertOnly(t, err, tc.want, tc.name)

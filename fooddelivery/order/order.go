@@ -110,7 +110,7 @@ func handlePlaceOrder(d Deps, stats *fooddelivery.RouteStats) http.Handler {
 			return
 		}
 		if err != nil {
-			fooddelivery.WriteDependencyError(w, "menu", err)
+			fooddelivery.WriteDependencyError(w, r, "menu", err)
 			return
 		}
 		total, why := price(menu, in.Items)
@@ -138,7 +138,7 @@ func handlePlaceOrder(d Deps, stats *fooddelivery.RouteStats) http.Handler {
 					"order "+o.ID+" was not placed: "+err.Error())
 				return
 			}
-			fooddelivery.WriteDependencyError(w, "payment", err)
+			fooddelivery.WriteDependencyError(w, r, "payment", err)
 			return
 		}
 		o.ChargeID = charge.ID

@@ -1,0 +1,280 @@
+package timeouts_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/system"
+	timeouts "github.com/gophereats/resilience/labs/01-timeouts"
+)
+
+const (
+	budget = 2 * time.Second        // the order service's budget for one payment call
+	slack  = 100 * time.Millisecond // what the tests forgive on top of a timeout
+	hang   = 30 * time.Second       // a hanging payment answers 503 after this, so the starter ends too
+)
+
+var pizza = fooddelivery.PlaceOrderInput{
+	RestaurantID: system.SampleRestaurant,
+	Items:        []fooddelivery.OrderItem{{DishID: system.SampleDish, Quantity: 2}},
+	Card:         "tok_visa",
+}
+
+// start runs the whole system with the learner's payment client, built with
+// the given timeout, and an order service that handles at most orderLimit
+// requests at once.
+func start(t *testing.T, timeout time.Duration, orderLimit int) *system.System {
+	return labtest.StartSystem(t, system.Config{
+		Limits: map[string]int{"order": orderLimit},
+		PaymentClient: func(n *memnet.Network) *http.Client {
+			return timeouts.NewPaymentClient(n, timeout)
+		},
+	})
+}
+
+func TestStep1HangingPaymentFailsWithinBudget(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1, Stuck: "PlaceOrder was still waiting for the hanging payment service"}, func(t *testing.T) {
+		sys := start(t, budget, 10)
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Hang: hang}))
+
+		began := time.Now()
+		_, err := sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
+		took := time.Since(began)
+
+		require.Error(t, err, "step 1: payment hung, yet PlaceOrder succeeded")
+		if took > budget+slack || !errors.Is(err, fooddelivery.ErrTimeout) {
+			t.Fatalf("step 1: payment hung (it answers only after %v); PlaceOrder waited %v and failed with %q.\n"+
+				"The order service must give up on payment within its %v budget and report that payment timed out "+
+				"(errors.Is(err, fooddelivery.ErrTimeout)). Set the client's timeout.", hang, took, err, budget)
+		}
+	})
+}
+
+func TestStep1OrderServiceKeepsServing(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		const workers = 10
+		sys := start(t, budget, workers)
+		earlier, err := sys.Orders().PlaceOrder(context.Background(), "bob", pizza)
+		require.NoError(t, err, "step 1: an order placed while payment was healthy must succeed")
+
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Hang: hang}))
+		var wg sync.WaitGroup
+		var lookups, served atomic.Int64
+		for i := range 40 { // two checkouts a second for 20 seconds, one order lookup a second
+			wg.Go(func() { sys.Orders().PlaceOrder(context.Background(), "alice", pizza) })
+			if i%2 == 0 {
+				wg.Go(func() {
+					lookups.Add(1)
+					if _, err := sys.Orders().Order(context.Background(), earlier.ID); err == nil {
+						served.Add(1)
+					}
+				})
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		wg.Wait()
+
+		peak := sys.Metrics.Route("order", "POST /orders").PeakInFlight.Load()
+		if served.Load() != lookups.Load() {
+			t.Fatalf("step 1: while payment hung, %d of %d order lookups failed: checkouts waiting on payment held up to %d "+
+				"of the order service's %d workers, so it had none left for anything else.\n"+
+				"With a %v payment timeout a stuck checkout frees its worker after %v and lookups keep working.",
+				lookups.Load()-served.Load(), lookups.Load(), peak, workers, budget, budget)
+		}
+	})
+}
+
+func TestStep1HealthyCheckoutStillWorks(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		sys := start(t, budget, 10)
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Latency: 300 * time.Millisecond}))
+
+		placed, err := sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
+		require.NoError(t, err, "step 1: payment answered in 300ms, well within the %v budget, yet the order failed. "+
+			"A timeout must not cut off a healthy call (is a context cancelled before the body is read?)", budget)
+		assert.Equal(t, fooddelivery.OrderPlaced, placed.Status, "step 1: a paid order is placed")
+		assert.Equal(t, 1, sys.Ledger.ChargesFor(placed.ID), "step 1: the order is charged exactly once")
+	})
+}
+
+func TestStep2BlackHoledPaymentFailsAtConnect(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		const connectBound = time.Second
+		sys := start(t, budget, 10)
+		require.NoError(t, sys.Faults.Set("payment", "", faults.Fault{Connect: memnet.BlackHoled}))
+
+		// The caller of the order service gives up after a minute at most.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		began := time.Now()
+		_, err := sys.Orders().PlaceOrder(ctx, "alice", pizza)
+		took := time.Since(began)
+
+		require.Error(t, err, "step 2: payment's host is unreachable, yet PlaceOrder succeeded")
+		if took > connectBound {
+			t.Fatalf("step 2: payment's host was black-holed (connects never complete); PlaceOrder took %v and failed with %q.\n"+
+				"A healthy server accepts a connection almost at once: a connect timeout of a few hundred milliseconds "+
+				"must end this well before the %v request budget, within %v.", took, err, budget, connectBound)
+		}
+		assert.ErrorIs(t, err, fooddelivery.ErrTimeout, "step 2: a connect that timed out is a timeout")
+		assert.Zero(t, sys.Metrics.ServiceReceived("payment"), "step 2: no request can reach a black-holed host")
+	})
+}
+
+// latencies returns n made-up payment latencies: most between 40ms and
+// 240ms, 4% between 400ms and 1.4s. They are a pure function of seed.
+func latencies(seed int64, n int) []time.Duration {
+	out := make([]time.Duration, n)
+	for i := range out {
+		key := fmt.Sprint("sample-", i)
+		ms := 40 + 200*fooddelivery.Draw(seed, key, 0)
+		if fooddelivery.Draw(seed, key, 1) < 0.04 {
+			ms = 400 + 1000*fooddelivery.Draw(seed, key, 2)
+		}
+		out[i] = time.Duration(ms * float64(time.Millisecond)).Round(time.Millisecond)
+	}
+	return out
+}
+
+// exceeding counts the samples strictly above (and at or above) d.
+func exceeding(samples []time.Duration, d time.Duration) (above, atOrAbove int) {
+	for _, s := range samples {
+		if s > d {
+			above++
+		}
+		if s >= d {
+			atOrAbove++
+		}
+	}
+	return above, atOrAbove
+}
+
+func TestStep3TimeoutFromMeasuredLatencies(t *testing.T) {
+	cases := []struct {
+		name    string
+		samples []time.Duration
+		rate    float64
+	}{
+		{"1% of 1000 samples", latencies(1, 1000), 0.01},
+		{"0.1% of 1000 samples", latencies(2, 1000), 0.001},
+		{"5% of 1000 samples", latencies(3, 1000), 0.05},
+		{"10% of 20 samples", latencies(4, 20), 0.10},
+		{"all samples equal", slices.Repeat([]time.Duration{80 * time.Millisecond}, 50), 0.01},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+				given := slices.Clone(c.samples)
+				got, err := timeouts.TimeoutFromLatencies(given, c.rate)
+				require.NoError(t, err, "step 3: TimeoutFromLatencies(%d samples, %v)", len(c.samples), c.rate)
+				assert.Equal(t, c.samples, given, "step 3: TimeoutFromLatencies must not reorder the caller's samples (sort a copy)")
+
+				allowed := c.rate * float64(len(c.samples))
+				above, atOrAbove := exceeding(c.samples, got)
+				if float64(above) > allowed {
+					t.Errorf("step 3: with a timeout of %v, %d of %d measured requests would have timed out; "+
+						"a false-timeout rate of %v allows at most %.1f. Pick a higher percentile.", got, above, len(c.samples), c.rate, allowed)
+				}
+				if float64(atOrAbove) <= allowed {
+					t.Errorf("step 3: a timeout of %v is longer than needed: only %d of %d samples reach it, and %v allows %.1f "+
+						"to time out. The timeout is the smallest sample that at most %.1f samples exceed.",
+						got, atOrAbove, len(c.samples), c.rate, allowed, allowed)
+				}
+			})
+		})
+	}
+}
+
+func TestStep3RejectsBadInput(t *testing.T) {
+	ok := latencies(5, 10)
+	cases := []struct {
+		name    string
+		samples []time.Duration
+		rate    float64
+	}{
+		{"no samples", nil, 0.01},
+		{"zero rate", ok, 0},
+		{"rate of one", ok, 1},
+		{"negative rate", ok, -0.1},
+		{"negative sample", []time.Duration{10 * time.Millisecond, -time.Millisecond}, 0.01},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+				got, err := timeouts.TimeoutFromLatencies(c.samples, c.rate)
+				assert.Error(t, err, "step 3: TimeoutFromLatencies(%v, %v) returned %v; bad input must be an error, not a guess", c.samples, c.rate, got)
+			})
+		})
+	}
+}
+
+func TestStep3OrdinarySlowPaymentsSucceed(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		samples := latencies(6, 1000)
+		timeout, err := timeouts.TimeoutFromLatencies(samples, 0.01)
+		require.NoError(t, err, "step 3: TimeoutFromLatencies(1000 samples, 1%)")
+		sorted := slices.Sorted(slices.Values(samples))
+		ordinary := sorted[900] // the 90th percentile: slow, but normal
+
+		sys := start(t, timeout, 10)
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Latency: ordinary}))
+		_, err = sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
+		require.NoError(t, err, "step 3: payment took %v, the 90th percentile of its measured latency, and the timeout derived "+
+			"for a 1%% false-timeout rate is %v, yet the order failed", ordinary, timeout)
+
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Latency: 3 * sorted[len(sorted)-1]}))
+		began := time.Now()
+		_, err = sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
+		took := time.Since(began)
+		if err == nil || took > timeout+slack {
+			t.Fatalf("step 3: payment took %v, slower than any measured request; PlaceOrder waited %v (error: %v), "+
+				"but the derived timeout is %v. NewPaymentClient must use the timeout it is given, not a constant of its own.",
+				3*sorted[len(sorted)-1], took, err, timeout)
+		}
+	})
+}
+
+func TestStep4SlowBodyIsCutOff(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4, Stuck: "PlaceOrder was still reading a trickling payment response"}, func(t *testing.T) {
+		const trickle = time.Minute
+		sys := start(t, budget, 10)
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{SlowBody: trickle}))
+
+		began := time.Now()
+		_, err := sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
+		took := time.Since(began)
+		if took > budget+slack || !errors.Is(err, fooddelivery.ErrTimeout) {
+			t.Fatalf("step 4: payment sent its headers at once, then trickled the body over %v; PlaceOrder took %v (error: %v).\n"+
+				"A timeout that stops at the response headers does not cover the body: the whole call, reading the body "+
+				"included, must end within the %v budget as a timeout.", trickle, took, err, budget)
+		}
+	})
+}
+
+func TestStep4TimelyBodyIsRead(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		const trickle = time.Second
+		sys := start(t, budget, 10)
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{SlowBody: trickle}))
+
+		placed, err := sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
+		require.NoError(t, err, "step 4: payment's body took %v to arrive, within the %v budget, yet the order failed. "+
+			"Is a context cancelled before the body is read (a deferred cancel() inside RoundTrip)? "+
+			"The timeout must cover the body, not cut it short.", trickle, budget)
+		assert.Equal(t, 1, sys.Ledger.ChargesFor(placed.ID), "step 4: the order is charged exactly once")
+	})
+}
