@@ -58,7 +58,8 @@ func TimeoutFromLatencies(samples []time.Duration, falseTimeoutRate float64) (ti
 		return 0, fmt.Errorf("timeouts: negative latency sample %v", sorted[0])
 	}
 	// How many samples may lie above the timeout. The small epsilon keeps
-	// 0.1*20 from becoming 1.9999999 and rounding down to 1.
+	// a product such as 0.29*100 = 28.999999999999996 from rounding down
+	// to 28.
 	allowed := int(math.Floor(falseTimeoutRate*float64(len(sorted)) + 1e-9))
 	return sorted[len(sorted)-1-allowed], nil
 }
