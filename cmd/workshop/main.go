@@ -83,6 +83,7 @@ Commands:
   status      show every lab, step by step, and the next thing to do (the default)
   check NN    run one lab's tests and summarise them step by step (NN: 01 or 01-timeouts)
   verify      check the lab contract for every lab, then vet, gofmt and test the project
+  verify NN   check the lab contract for lab NN only (while writing a lab)
   pin         rewrite labs/starters.txt from the current lab starter files (instructors)
 `
 
@@ -122,8 +123,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Validate arguments before touching the repository, so usage errors are
 	// reported the same way everywhere.
 	switch cmd {
-	case "status", "verify", "pin":
+	case "status", "pin":
 		if len(rest) != 0 {
+			return errUsage
+		}
+	case "verify":
+		if len(rest) > 1 {
 			return errUsage
 		}
 	case "check":
@@ -147,7 +152,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "check":
 		return ws.check(ctx, rest[0])
 	case "verify":
-		return ws.verify(ctx)
+		only := ""
+		if len(rest) == 1 {
+			only = rest[0]
+		}
+		return ws.verify(ctx, only)
 	default: // "pin"
 		return ws.pin(ctx)
 	}
