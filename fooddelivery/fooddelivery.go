@@ -69,4 +69,13 @@ var (
 	// ErrUnauthorized: the auth check denied the request, or could not be
 	// made (the system fails closed).
 	ErrUnauthorized = errors.New("unauthorized")
+
+	// ErrCircuitOpen: a circuit breaker refused the call without sending it
+	// because the dependency is known to be failing. Retries treat it as
+	// final (lab 05).
+	ErrCircuitOpen = errors.New("circuit breaker is open")
+
+	// ErrBulkheadFull: a bulkhead refused the call because the
+	// dependency's compartment had no free slot (lab 06).
+	ErrBulkheadFull = errors.New("bulkhead is full")
 )
