@@ -87,6 +87,13 @@ func Run(t *testing.T, o Options, scenario func(t *testing.T)) {
 		start := time.Now()
 		go func() {
 			defer close(done)
+			defer func() {
+				// A panic in the code under test fails this test, not the
+				// whole test binary (which would hide every other step).
+				if r := recover(); r != nil {
+					t.Errorf("%sthe code under test panicked: %v\n%s", stepPrefix(o.Step), r, panicSite())
+				}
+			}()
 			scenario(t)
 		}()
 		timer := time.NewTimer(watchdog)
@@ -104,6 +111,22 @@ func Run(t *testing.T, o Options, scenario func(t *testing.T)) {
 				stepPrefix(o.Step), time.Since(start).Round(time.Second), what)
 		}
 	})
+}
+
+// panicSite returns the innermost frames of the panicking goroutine that
+// are not runtime or harness plumbing, so a learner sees their own line.
+func panicSite() string {
+	buf := make([]byte, 64<<10)
+	lines := strings.Split(string(buf[:runtime.Stack(buf, false)]), "\n")
+	var out []string
+	for i := 1; i+1 < len(lines) && len(out) < 3; i += 2 {
+		fn := strings.TrimSpace(lines[i])
+		if isPlumbing(fn) || strings.Contains(fn, "/labtest.") || strings.HasPrefix(fn, "panic(") {
+			continue
+		}
+		out = append(out, "  at "+fn+" "+strings.Fields(strings.TrimSpace(lines[i+1]))[0])
+	}
+	return strings.Join(out, "\n")
 }
 
 func stepPrefix(step int) string {

@@ -36,6 +36,11 @@ func TestDemo(t *testing.T) {
 			require.Equal(t, 1, 2, "step 4: one is not two")
 			panic("not reached")
 		})
+	case "panic":
+		labtest.Run(t, labtest.Options{Step: 5}, func(t *testing.T) {
+			var m map[string]int
+			m["boom"]++
+		})
 	default:
 		t.Skip("demo only runs in a child process")
 	}
@@ -53,6 +58,7 @@ func TestFailuresAreReported(t *testing.T) {
 		{"stuck", []string{"step 2:", "after 1m0s of virtual time", "PlaceOrder was still retrying"}},
 		{"deadlock", []string{"step 1:", "after 10m0s of virtual time", "chan receive"}},
 		{"fatal", []string{"step 4: one is not two"}},
+		{"panic", []string{"step 5: the code under test panicked: assignment to entry in nil map", "labtest_test.go"}},
 	}
 	for _, c := range cases {
 		t.Run(c.demo, func(t *testing.T) {

@@ -61,5 +61,6 @@ func TimeoutFromLatencies(samples []time.Duration, falseTimeoutRate float64) (ti
 	// a product such as 0.29*100 = 28.999999999999996 from rounding down
 	// to 28.
 	allowed := int(math.Floor(falseTimeoutRate*float64(len(sorted)) + 1e-9))
+	allowed = min(allowed, len(sorted)-1) // a rate a hair below 1 still leaves one sample
 	return sorted[len(sorted)-1-allowed], nil
 }
