@@ -38,7 +38,9 @@ type RouteStats struct {
 	// caller had already given up: work nobody waits for.
 	WorkAfterCallerLeft atomic.Int64
 	// WastedWork is the virtual time spent on those units, in nanoseconds
-	// (read it with WastedWorkDuration).
+	// (read it with WastedWorkDuration). A service that knows when its
+	// caller left (order.Deps.Callers, lab 02) also adds the part of a
+	// unit that was still running at that moment.
 	WastedWork atomic.Int64
 }
 

@@ -43,6 +43,13 @@ func NewBoard(couriers ...string) *Board {
 	}
 }
 
+// Couriers returns the board's couriers in the order they were listed.
+func (b *Board) Couriers() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.couriers)
+}
+
 // Assign assigns a courier to orderID: the free-est one (fewest
 // assignments so far; ties go to the courier listed first). If orderID
 // already has a courier, Assign returns that assignment and created is

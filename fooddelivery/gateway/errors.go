@@ -22,6 +22,10 @@ const (
 	CodeBadRequest      = "BAD_REQUEST"      // fooddelivery.ErrRejected, or input the gateway itself refuses
 	CodeCancelled       = "CANCELLED"        // the client went away (context.Canceled)
 	CodeInternal        = "INTERNAL"         // anything else, including a recovered panic
+	// CodeBulkheadFull: the gateway's own bulkhead for the dependency was
+	// full, so the call was refused at once without being sent
+	// (fooddelivery.ErrBulkheadFull, lab 06). Try again in a moment.
+	CodeBulkheadFull = "BULKHEAD_FULL"
 
 	// Request errors.
 	CodeMalformedRequest     = "MALFORMED_REQUEST"      // the body is not {"query": "...", ...} JSON (HTTP 400)
@@ -54,8 +58,9 @@ func (e *codedError) Error() string {
 func (e *codedError) Unwrap() error { return e.err }
 
 // ErrorCode returns the extensions.code the gateway reports for a resolver
-// error err: errors the gateway made itself keep their own code, the
-// sentinels of package fooddelivery map to CodeOverloaded, CodeTimeout,
+// error err: errors the gateway made itself keep their own code, a
+// *FallbackError its Code (lab 07), the
+// sentinels of package fooddelivery map to CodeBulkheadFull, CodeOverloaded, CodeTimeout,
 // CodeUnavailable, CodeNotFound, CodeUnauthenticated and CodeBadRequest
 // (checked with errors.Is in that order, so a 503 that says "overloaded"
 // is not reported as merely unavailable), then context.DeadlineExceeded
@@ -69,6 +74,10 @@ func ErrorCode(err error) string {
 		return ""
 	case errors.As(err, &ce):
 		return ce.code
+	case errors.As(err, new(*FallbackError)):
+		return fallbackCode(err)
+	case errors.Is(err, fooddelivery.ErrBulkheadFull):
+		return CodeBulkheadFull
 	case errors.Is(err, fooddelivery.ErrOverloaded):
 		return CodeOverloaded
 	case errors.Is(err, fooddelivery.ErrTimeout):

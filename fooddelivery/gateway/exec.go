@@ -415,7 +415,10 @@ func (x *request) executeField(ctx context.Context, typeName string, g *fieldGro
 	val, err := x.callResolver(ctx, resolve, typeName, f, parent)
 	if err != nil {
 		x.addError(path, f.Position, describe(typeName, f.Name, err))
-		return nil
+		// A fallback's value is served beside its error (lab 07).
+		if val == nil || !fromFallback(err) {
+			return nil
+		}
 	}
 	v, _ := x.complete(ctx, f.Definition.Type, g, path, val)
 	return v
@@ -439,6 +442,10 @@ func describe(typeName, field string, err error) error {
 	var ce *codedError
 	if errors.As(err, &ce) {
 		return err
+	}
+	var fe *FallbackError
+	if errors.As(err, &fe) {
+		return &codedError{code: fe.code(), msg: fe.message(), err: fe.Err}
 	}
 	code := ErrorCode(err)
 	if code == CodeInternal {

@@ -46,17 +46,17 @@ var resolvers map[string]resolver
 func init() {
 	resolvers = map[string]resolver{
 		"Query.restaurants": func(_ context.Context, x *request, _ any, _ map[string]any) (any, error) {
-			return x.restaurantList()
+			return x.restaurantsValue()
 		},
 		"Query.restaurant": func(_ context.Context, x *request, _ any, args map[string]any) (any, error) {
 			id := str(args["id"])
 			list, err := x.restaurantList()
-			if err != nil {
+			if list == nil || (err != nil && !fromFallback(err)) {
 				return nil, err
 			}
 			for _, r := range list {
 				if r.ID == id {
-					return r, nil
+					return r, err // err: a fallback's list (lab 07)
 				}
 			}
 			return nil, &codedError{code: CodeNotFound, msg: fmt.Sprintf("there is no restaurant %q", id), err: fooddelivery.ErrNotFound}
@@ -98,7 +98,11 @@ func init() {
 				m, _ := it.(map[string]any)
 				po.Items = append(po.Items, fooddelivery.OrderItem{DishID: str(m["dishId"]), Quantity: integer(m["quantity"])})
 			}
-			return x.s.d.Orders.PlaceOrder(ctx, user, po)
+			o, err := x.s.d.Orders.PlaceOrder(ctx, user, po)
+			if err != nil { // never an order beside an error, not even a fallback's
+				return nil, err
+			}
+			return o, nil
 		},
 		"Mutation.submitReview": func(ctx context.Context, x *request, _ any, args map[string]any) (any, error) {
 			user, err := x.user()
@@ -113,11 +117,15 @@ func init() {
 			if x.s.d.Reviews == nil {
 				return nil, notConfigured("review store")
 			}
-			return x.s.d.Reviews.SubmitReview(ctx, rv)
+			stored, err := x.s.d.Reviews.SubmitReview(ctx, rv)
+			if err != nil && !fromFallback(err) {
+				return nil, err
+			}
+			return stored, err // err: a fallback accepted it (lab 07)
 		},
 
 		"Home.restaurants": func(_ context.Context, x *request, _ any, _ map[string]any) (any, error) {
-			return x.restaurantList()
+			return x.restaurantsValue()
 		},
 		"Home.recommendations": func(ctx context.Context, x *request, _ any, _ map[string]any) (any, error) {
 			if x.s.d.Recs == nil {
@@ -138,29 +146,29 @@ func init() {
 		"Restaurant.cuisine": field(func(r *restaurant) any { return r.Cuisine }),
 		"Restaurant.menu": func(_ context.Context, _ *request, parent any, _ map[string]any) (any, error) {
 			m, err := parent.(*restaurant).menu()
-			if err != nil {
+			if err != nil && (m.Dishes == nil || !fromFallback(err)) {
 				return nil, err
 			}
 			if m.Dishes == nil {
 				return []fooddelivery.Dish{}, nil
 			}
-			return m.Dishes, nil
+			return m.Dishes, err // err: a fallback's menu (lab 07)
 		},
 		"Restaurant.menuStale": func(_ context.Context, _ *request, parent any, _ map[string]any) (any, error) {
 			m, err := parent.(*restaurant).menu()
 			// A menu that could not be read is null with its own error on
 			// Restaurant.menu; reporting it twice would not help anyone.
-			return err == nil && m.Stale, nil
+			return m.Stale && (err == nil || fromFallback(err)), nil
 		},
 		"Restaurant.eta": func(ctx context.Context, x *request, parent any, _ map[string]any) (any, error) {
 			if x.s.d.ETA == nil {
 				return nil, notConfigured("courier service")
 			}
 			eta, err := x.s.d.ETA.ETA(ctx, parent.(*restaurant).ID)
-			if err != nil {
+			if err != nil && !fromFallback(err) {
 				return nil, err
 			}
-			return FormatETA(eta), nil
+			return FormatETA(eta), err // err: a fallback's estimate (lab 07)
 		},
 
 		"Dish.id":         field(func(d fooddelivery.Dish) any { return d.ID }),
@@ -210,7 +218,7 @@ func (x *request) readRestaurants() ([]*restaurant, error) {
 		return nil, notConfigured("menu service")
 	}
 	list, err := x.s.d.Menu.Restaurants(ctx)
-	if err != nil {
+	if err != nil && (list == nil || !fromFallback(err)) {
 		return nil, err
 	}
 	out := make([]*restaurant, len(list))
@@ -219,7 +227,7 @@ func (x *request) readRestaurants() ([]*restaurant, error) {
 			return x.s.d.Menu.Menu(ctx, r.ID)
 		})}
 	}
-	return out, nil
+	return out, err // err: nil, or a fallback answered (lab 07)
 }
 
 // errMissingToken is the error for a field that needs a user when the
@@ -251,14 +259,27 @@ func notConfigured(what string) error {
 	return &codedError{code: CodeInternal, msg: "the gateway has no " + what + " configured"}
 }
 
+// nonNilDishes turns a dependency's answer into a field value: an empty
+// list for nil, null on error, except that a fallback's dishes are served
+// beside its error (lab 07).
 func nonNilDishes(d []fooddelivery.Dish, err error) (any, error) {
-	if err != nil {
+	if err != nil && (d == nil || !fromFallback(err)) {
 		return nil, err
 	}
 	if d == nil {
 		d = []fooddelivery.Dish{}
 	}
-	return d, nil
+	return d, err
+}
+
+// restaurantsValue is the value of a restaurant list field: null on error,
+// except that a fallback's list is served beside its error (lab 07).
+func (x *request) restaurantsValue() (any, error) {
+	list, err := x.restaurantList()
+	if list == nil || (err != nil && !fromFallback(err)) {
+		return nil, err
+	}
+	return list, err
 }
 
 // FormatETA renders a delivery estimate for people: "20-35 min", rounded

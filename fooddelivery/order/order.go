@@ -5,7 +5,6 @@
 package order
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -35,6 +34,13 @@ type Deps struct {
 	// courier is ever assigned; a failed assignment does not fail the
 	// order either.
 	Courier fooddelivery.CourierAssigner
+	// Callers, when set, is the ground truth for "work after the caller
+	// left" (lab 02): POST /orders looks its request id up there instead
+	// of asking its own context, and also counts, in WastedWork, the part
+	// of a dependency call that was still running when the caller left.
+	// nil means the request's context tells (a call started after it was
+	// done is wasted).
+	Callers *fooddelivery.Callers
 }
 
 // New returns the order service's handler:
@@ -75,7 +81,22 @@ func routes(r chi.Router, d Deps) {
 func handlePlaceOrder(d Deps, stats *fooddelivery.RouteStats) http.Handler {
 	// downstream runs one call to a dependency; a call started after the
 	// caller gave up is counted as work nobody waits for.
-	downstream := func(ctx context.Context, call func()) {
+	downstream := func(r *http.Request, call func()) {
+		if d.Callers != nil {
+			start := time.Now()
+			call()
+			end := time.Now()
+			gone, left := d.Callers.Gone(r.Header.Get(fooddelivery.HeaderRequestID))
+			if !left || !gone.Before(end) {
+				return
+			}
+			if !gone.After(start) {
+				stats.WorkAfterCallerLeft.Add(1)
+			}
+			stats.WastedWork.Add(int64(end.Sub(later(start, gone))))
+			return
+		}
+		ctx := r.Context()
 		if ctx.Err() == nil {
 			call()
 			return
@@ -104,7 +125,7 @@ func handlePlaceOrder(d Deps, stats *fooddelivery.RouteStats) http.Handler {
 
 		var menu fooddelivery.Menu
 		var err error
-		downstream(ctx, func() { menu, err = d.Menu.Menu(ctx, in.RestaurantID) })
+		downstream(r, func() { menu, err = d.Menu.Menu(ctx, in.RestaurantID) })
 		if errors.Is(err, fooddelivery.ErrNotFound) {
 			fooddelivery.WriteError(w, http.StatusUnprocessableEntity, "invalid_order", "no restaurant "+strconv.Quote(in.RestaurantID))
 			return
@@ -127,7 +148,7 @@ func handlePlaceOrder(d Deps, stats *fooddelivery.RouteStats) http.Handler {
 			TotalCents:   total,
 		}
 		var charge fooddelivery.Charge
-		downstream(ctx, func() {
+		downstream(r, func() {
 			charge, err = d.Payment.Charge(ctx, fooddelivery.ChargeRequest{OrderID: o.ID, AmountCents: total, Card: in.Card})
 		})
 		if err != nil {
@@ -145,7 +166,7 @@ func handlePlaceOrder(d Deps, stats *fooddelivery.RouteStats) http.Handler {
 
 		if d.Courier != nil {
 			var a fooddelivery.Assignment
-			downstream(ctx, func() { a, err = d.Courier.Assign(ctx, o.ID, o.RestaurantID) })
+			downstream(r, func() { a, err = d.Courier.Assign(ctx, o.ID, o.RestaurantID) })
 			if err == nil {
 				o.CourierID = a.CourierID
 			}
@@ -217,4 +238,12 @@ func handleDailyReport(s *Store) http.Handler {
 		}
 		fooddelivery.WriteJSON(w, http.StatusOK, s.Report(day))
 	})
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

@@ -2,9 +2,9 @@
 // charges cards and keeps a ledger of the charges it executed, which tests
 // read to count double charges.
 //
-// The skeleton ignores fooddelivery.HeaderIdempotencyKey: every accepted
-// POST /charges executes a new charge. Recognising repeated requests is the
-// subject of lab 08.
+// By default the service ignores fooddelivery.HeaderIdempotencyKey: every
+// accepted POST /charges executes a new charge. Recognising repeated
+// requests is the subject of lab 08, which plugs a KeyStore into Deps.Keys.
 package payment
 
 import (
@@ -29,6 +29,15 @@ type Deps struct {
 	Instance *fooddelivery.Instance
 	// Ledger records the charges the service executes. Required.
 	Ledger *Ledger
+	// Keys (lab 08) makes POST /charges idempotent: every request is
+	// checked against this store by its fooddelivery.HeaderIdempotencyKey
+	// and replayed, refused (400, 409, 422) or run (see KeyStore). nil
+	// means the key is ignored and every accepted request charges.
+	Keys KeyStore
+	// Processor (lab 08) models the card processor that POST /charges
+	// calls after the idempotency check: latency, outages, a call count.
+	// nil means an instant processor that never fails.
+	Processor *Processor
 }
 
 // New returns the payment service's handler:
@@ -36,6 +45,9 @@ type Deps struct {
 //	POST /charges            ChargeRequest -> 201 Charge
 //	                         400 "bad_request": malformed JSON, missing orderId or card, amountCents <= 0
 //	                         402 "card_declined": card DeclinedCard (nothing is charged)
+//	                         with Deps.Keys: 400 "idempotency_key_missing", 409 "idempotency_key_in_use",
+//	                         422 "idempotency_key_reused", or a stored response replayed with
+//	                         HeaderReplayed (see KeyStore); with Deps.Processor: 503 "processor_unavailable"
 //	GET  /charges?orderId=   200 []Charge executed for that order (every charge when orderId is absent)
 //
 // New panics if d.Instance or d.Ledger is nil (a wiring error).
@@ -50,7 +62,11 @@ func New(d Deps) http.Handler {
 
 func routes(r chi.Router, d Deps) {
 	in := d.Instance
-	r.Method("POST", "/charges", in.Route("POST /charges", handleCharge(d.Ledger, in.Metrics.Route(in.Name, "POST /charges"))))
+	charge := d.Processor.wrap(handleCharge(d.Ledger, in.Metrics.Route(in.Name, "POST /charges")))
+	if d.Keys != nil {
+		charge = idempotent(d.Keys, charge)
+	}
+	r.Method("POST", "/charges", in.Route("POST /charges", charge))
 	r.Method("GET", "/charges", in.Route("GET /charges", handleListCharges(d.Ledger)))
 }
 

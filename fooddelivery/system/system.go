@@ -25,6 +25,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/menu"
 	"github.com/gophereats/resilience/fooddelivery/order"
 	"github.com/gophereats/resilience/fooddelivery/payment"
+	"github.com/gophereats/resilience/fooddelivery/retry"
 )
 
 // Sample ids from menu.DefaultCatalog, for examples and tests.
@@ -70,7 +71,74 @@ type Config struct {
 	// PaymentClient builds the http.Client the order service uses to call
 	// payment (lab 01's integration point). nil means NaivePaymentClient.
 	PaymentClient func(network *memnet.Network) *http.Client
+
+	// Fallbacks, when set, wraps the dependencies of the gateway (lab 07's
+	// integration point): it receives the Deps the system built (Instance
+	// set, every client after the other wrappers of this Config) and
+	// returns the Deps the gateway runs with, plus a stop function (nil for
+	// none) that Close calls before it stops the servers, to end background
+	// work such as publishing deferred reviews. nil means the gateway calls
+	// its dependencies directly.
+	Fallbacks func(d gateway.Deps) (gateway.Deps, func())
+
+	// PaymentBreaker, when set, wraps the order service's payment client
+	// (a fooddelivery.Payer) before the order service uses it: lab 05 puts
+	// its circuit breaker here. nil means the plain client.
+	PaymentBreaker func(payer fooddelivery.Payer) fooddelivery.Payer
+
+	// GatewayGuards, when set, is asked once at start for a guard around
+	// each of the gateway's dependencies, by name: GatewayOrders
+	// (placeOrder and order, through the order service), GatewayMenu
+	// (restaurants and menus) and GatewayCourier (delivery estimates).
+	// Every call the gateway makes to that dependency runs through the
+	// guard; a nil guard leaves the dependency unwrapped. Lab 06 puts a
+	// bulkhead per dependency here. nil means no guards.
+	GatewayGuards func(dependency string) fooddelivery.Guard
+
+	// Retries turns on retry loops at the three layers of a checkout: the
+	// gateway's calls to the order service, the order service's calls to
+	// its payment client, and inside the payment client (lab 04's
+	// integration point; retry.NaiveLayers is the story's starting point).
+	// Attempt numbers are sent in fooddelivery.HeaderAttempt. The zero
+	// value means no retries anywhere.
+	Retries retry.Layers
+
+	// OrderDeadlines wraps the order service's handler and its clients'
+	// transports (lab 02's integration point; NaiveOrderDeadlines is the
+	// story's starting point), and turns on System.Callers. nil means
+	// neither, and POST /orders judges work after its caller left by its
+	// own request context.
+	OrderDeadlines *OrderDeadlines
+
+	// Observe, when set, is called with every request an instance admits
+	// (inside its concurrency limit, before faults), so a test can check
+	// what arrives on the wire (lab 02 reads the deadline header). It must
+	// not read or keep the body. nil means no observer.
+	Observe func(instance, route string, r *http.Request)
+
+	// Lab 08 (idempotency). PaymentKeys is the payment service's
+	// idempotency-key store (payment.Deps.Keys); nil means the service
+	// ignores fooddelivery.HeaderIdempotencyKey and every request charges.
+	PaymentKeys payment.KeyStore
+	// PaymentProcessor models the card processor behind the payment
+	// service (payment.Deps.Processor); nil means an instant processor that
+	// never fails.
+	PaymentProcessor *payment.Processor
+	// ChargeRetry, when set, makes the order service retry failed charges
+	// with this policy (a nil Retryable means payment.RetryableCharge),
+	// counting attempts on the order->payment edge; ChargeKey, when set,
+	// gives the Idempotency-Key each attempt carries. Both nil means one
+	// attempt without a key.
+	ChargeRetry *retry.Policy
+	ChargeKey   func(payment.ChargeAttempt) string
 }
+
+// Names of the gateway's dependencies for Config.GatewayGuards.
+const (
+	GatewayOrders  = "orders"
+	GatewayMenu    = "menu"
+	GatewayCourier = "courier"
+)
 
 // System is a running food-delivery system. Its fields give tests the
 // counters and the state of every service.
@@ -84,11 +152,16 @@ type System struct {
 	Board   *courier.Board   // courier assignments and the dispatch board
 	Catalog *menu.Catalog    // restaurants and menus (shared by the menu replicas)
 	Reviews *menu.ReviewBook // the review store
+	// Callers records when the order service's callers gave up (the
+	// system's own clients record it; wrap a test's client with
+	// Callers.Track). Set only with Config.OrderDeadlines; nil otherwise.
+	Callers *fooddelivery.Callers
 
 	gatewayURL string
 	servers    []*http.Server
 	clients    []*http.Client
 	outside    *http.Client
+	stops      []func() // Config.Fallbacks' stop functions, called by Close
 }
 
 // NaivePaymentClient is the payment client the system starts with: it dials
@@ -118,6 +191,7 @@ func Start(cfg Config) (*System, error) {
 		Metrics: fooddelivery.NewMetrics(),
 		Faults:  faults.New(cfg.Seed, n),
 		Ledger:  payment.NewLedger(),
+		Callers: callersFor(cfg),
 		Store:   order.NewStore(),
 		Board:   courier.NewBoard(),
 		Catalog: menu.DefaultCatalog(),
@@ -143,7 +217,7 @@ func (s *System) start(cfg Config, replicas int) error {
 			return nil, fmt.Errorf("system: negative concurrency limit %d for %s", limit, name)
 		}
 		in := fooddelivery.NewInstance(name, limit, s.Metrics)
-		in.Faults = s.Faults.Middleware
+		in.Faults = observed(cfg.Observe, s.Faults.Middleware)
 		return in, nil
 	}
 	client := func() *http.Client {
@@ -165,7 +239,7 @@ func (s *System) start(cfg Config, replicas int) error {
 			return auth.New(auth.Deps{Instance: in, Tokens: auth.DefaultTokens()})
 		}},
 		{"payment", "payment", func(in *fooddelivery.Instance) http.Handler {
-			return payment.New(payment.Deps{Instance: in, Ledger: s.Ledger})
+			return payment.New(payment.Deps{Instance: in, Ledger: s.Ledger, Keys: cfg.PaymentKeys, Processor: cfg.PaymentProcessor})
 		}},
 		{"courier", "courier", func(in *fooddelivery.Instance) http.Handler {
 			return courier.New(courier.Deps{Instance: in, Board: s.Board})
@@ -176,25 +250,49 @@ func (s *System) start(cfg Config, replicas int) error {
 				paymentHTTP = cfg.PaymentClient(s.Network)
 			}
 			s.clients = append(s.clients, paymentHTTP)
-			return order.New(order.Deps{
+			if !cfg.Retries.IsZero() {
+				paymentHTTP.Transport = retry.AttemptHeader(paymentHTTP.Transport)
+			}
+			var payer fooddelivery.Payer = payment.NewClient(paymentHTTP, memnet.ServiceURL("payment"))
+			if cfg.ChargeRetry != nil || cfg.ChargeKey != nil {
+				keyed := &payment.KeyedClient{Client: payment.NewClient(paymentHTTP, memnet.ServiceURL("payment")),
+					Key: cfg.ChargeKey, Policy: retry.Policy{Attempts: 1}, Edge: s.Metrics.Edge("order", "payment")}
+				if cfg.ChargeRetry != nil {
+					keyed.Policy = *cfg.ChargeRetry
+				}
+				payer = keyed
+			}
+			payer = retry.WrapPayer(payer, cfg.Retries, s.Metrics)
+			if cfg.PaymentBreaker != nil {
+				payer = cfg.PaymentBreaker(payer)
+			}
+			cfg.OrderDeadlines.client(paymentHTTP)
+			return cfg.OrderDeadlines.handler(order.New(order.Deps{
 				Instance: in,
 				Store:    s.Store,
-				Menu:     menu.NewClient(client(), menuURLs...),
-				Payment:  payment.NewClient(paymentHTTP, memnet.ServiceURL("payment")),
-				Courier:  courier.NewClient(client(), memnet.ServiceURL("courier")),
-			})
+				Menu:     menu.NewClient(cfg.OrderDeadlines.client(client()), menuURLs...),
+				Payment:  payer,
+				Courier:  courier.NewClient(cfg.OrderDeadlines.client(client()), memnet.ServiceURL("courier")),
+				Callers:  s.Callers,
+			}))
 		}},
 		{"gateway", "gateway", func(in *fooddelivery.Instance) http.Handler {
 			menus := menu.NewClient(client(), menuURLs...)
-			return gateway.New(gateway.Deps{
+			gatewayGuard := func(dependency string) fooddelivery.Guard {
+				if cfg.GatewayGuards == nil {
+					return nil
+				}
+				return cfg.GatewayGuards(dependency)
+			}
+			return gateway.New(s.fallbacks(cfg, gateway.Deps{
 				Instance: in,
-				Menu:     menus,
+				Menu:     fooddelivery.GuardMenuReader(menus, gatewayGuard(GatewayMenu)),
 				Recs:     menus,
 				Reviews:  menus,
-				Orders:   order.NewClient(client(), memnet.ServiceURL("order")),
-				ETA:      courier.NewClient(client(), memnet.ServiceURL("courier")),
+				Orders:   fooddelivery.GuardOrderService(retry.WrapOrders(order.NewClient(client(), memnet.ServiceURL("order")), cfg.Retries, s.Metrics), gatewayGuard(GatewayOrders)),
+				ETA:      fooddelivery.GuardETAReader(courier.NewClient(client(), memnet.ServiceURL("courier")), gatewayGuard(GatewayCourier)),
 				Auth:     auth.NewClient(client(), memnet.ServiceURL("auth")),
-			})
+			}))
 		}},
 	}
 	for i := range replicas {
@@ -225,6 +323,7 @@ func (s *System) start(cfg Config, replicas int) error {
 		s.gatewayURL = "http://" + addr + "/graphql"
 	}
 	s.outside = client()
+	s.outside.Transport = s.Callers.Track(s.outside.Transport)
 	return nil
 }
 
@@ -236,6 +335,10 @@ func (s *System) Close() error {
 	// Shutdown first (with a context that is already done, so it does not
 	// wait): it marks the server as shutting down, which stops net/http from
 	// lingering on connections it would otherwise close gracefully later.
+	for _, stop := range s.stops {
+		stop()
+	}
+	s.stops = nil
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, srv := range s.servers {
@@ -269,4 +372,17 @@ func (s *System) Orders() *order.Client {
 // HTTP status.
 func (s *System) GraphQL(ctx context.Context, token, query string, vars map[string]any) (*gateway.Response, int, error) {
 	return gateway.Do(ctx, s.outside, s.gatewayURL, token, query, vars)
+}
+
+// fallbacks applies cfg.Fallbacks to the gateway's dependencies d and keeps
+// its stop function for Close.
+func (s *System) fallbacks(cfg Config, d gateway.Deps) gateway.Deps {
+	if cfg.Fallbacks == nil {
+		return d
+	}
+	d, stop := cfg.Fallbacks(d)
+	if stop != nil {
+		s.stops = append(s.stops, stop)
+	}
+	return d
 }

@@ -1,0 +1,340 @@
+package retrybudgets_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	"github.com/gophereats/resilience/fooddelivery/retry"
+	"github.com/gophereats/resilience/fooddelivery/system"
+	retrybudgets "github.com/gophereats/resilience/labs/04-retry-budgets"
+)
+
+var pizza = fooddelivery.PlaceOrderInput{
+	RestaurantID: system.SampleRestaurant,
+	Items:        []fooddelivery.OrderItem{{DishID: system.SampleDish, Quantity: 2}},
+	Card:         "tok_visa",
+}
+
+// placeOrder is the app's checkout mutation, sent to the gateway.
+const placeOrder = `mutation Place($input: PlaceOrderInput!) { placeOrder(input: $input) { id status } }`
+
+var placeOrderVars = map[string]any{"input": map[string]any{
+	"restaurantId": system.SampleRestaurant,
+	"card":         "tok_visa",
+	"items":        []any{map[string]any{"dishId": system.SampleDish, "quantity": 2}},
+}}
+
+// paymentDown makes every charge fail with HTTP 503, a plain error (no
+// "don't retry"), as a payment provider that is down answers.
+var paymentDown = faults.Fault{Status: http.StatusServiceUnavailable}
+
+// start runs the whole system with the learner's retry layers, built
+// around budget, and the given per-instance limits.
+func start(t *testing.T, budget *retrybudgets.RetryBudget, limits map[string]int) *system.System {
+	return labtest.StartSystem(t, system.Config{Limits: limits, Retries: retrybudgets.Layers(budget)})
+}
+
+// tap sends one checkout through the gateway, as the app does, and
+// reports whether an order came back.
+func tap(t *testing.T, sys *system.System) bool {
+	resp, _, err := sys.GraphQL(context.Background(), system.SampleToken, placeOrder, placeOrderVars)
+	return err == nil && len(resp.Errors) == 0
+}
+
+func paymentCalls(sys *system.System) int64 {
+	return sys.Metrics.Route("payment", "POST /charges").Received.Load()
+}
+
+func orderCalls(sys *system.System) int64 {
+	return sys.Metrics.Route("order", "POST /orders").Received.Load()
+}
+
+// generous is a budget that never gets in the way of a single checkout.
+func generous() *retrybudgets.RetryBudget { return retrybudgets.NewRetryBudget(0.1, 10, 100) }
+
+func TestStep1OnlyTheLayerNextToPaymentRetries(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1, Stuck: "a checkout was still being retried"}, func(t *testing.T) {
+		sys := start(t, generous(), nil)
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", paymentDown))
+
+		ok := tap(t, sys)
+		require.False(t, ok, "step 1: payment answered 503 to every charge, yet the checkout succeeded")
+		payments, orders := paymentCalls(sys), orderCalls(sys)
+		if payments != retry.DefaultAttempts || orders != 1 {
+			t.Fatalf("step 1: one tap with payment down reached the order service %d times and payment %d times "+
+				"(every layer retried: %d x %d x %d).\n"+
+				"Retry at one layer only, the payment client next to payment: 1 call to the order service and %d to payment. "+
+				"The gateway and the order service pass the failure up.",
+				orders, payments, retry.DefaultAttempts, retry.DefaultAttempts, retry.DefaultAttempts, retry.DefaultAttempts)
+		}
+	})
+}
+
+func TestStep1GivenUpFailureSaysDontRetry(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1, Stuck: "a checkout was still being retried"}, func(t *testing.T) {
+		sys := start(t, generous(), nil)
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", paymentDown))
+
+		// The order service's own caller (the gateway, or anyone else) reads
+		// its answer.
+		_, err := sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
+		require.Error(t, err, "step 1: payment answered 503 to every charge, yet the order was placed")
+		assert.ErrorIs(t, err, fooddelivery.ErrUnavailable, "step 1: payment was unavailable; the order service must say so")
+		if !fooddelivery.DontRetry(err) {
+			t.Fatalf("step 1: payment was called %d times and the order service gave up, but the order service's answer (%v) "+
+				"did not carry %s, so a caller above would retry it all again.\n"+
+				"Return what your retry loop gives up on through retry.MarkDontRetry.",
+				paymentCalls(sys), err, fooddelivery.HeaderDontRetry)
+		}
+	})
+}
+
+func TestStep1RetriesAreNumbered(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1, Stuck: "a checkout was still being retried"}, func(t *testing.T) {
+		sys := start(t, generous(), nil)
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", paymentDown))
+
+		tap(t, sys)
+		edge := sys.Metrics.Edge("order", "payment")
+		payments, numbered := paymentCalls(sys), edge.Retries.Load()
+		if payments < 2 || numbered != payments-1 {
+			t.Fatalf("step 1: payment received %d calls for one tap; %d of them were sent as retries (%s above 1).\n"+
+				"Pass each attempt's number down to call (1, 2, 3, ...): payment, and its operators, can only tell "+
+				"retries from new requests by it (the SRE book's retry counter in the request metadata).",
+				payments, numbered, fooddelivery.HeaderAttempt)
+		}
+	})
+}
+
+func TestStep1HealthyCheckoutCallsPaymentOnce(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		sys := start(t, generous(), nil)
+		ok := tap(t, sys)
+		require.True(t, ok, "step 1: everything was healthy, yet the checkout failed")
+		assert.Equal(t, int64(1), paymentCalls(sys), "step 1: a healthy checkout calls payment once")
+	})
+}
+
+// failing runs n calls, one every `every`, through a BudgetedRetry built
+// around budget, each failing with a retryable error, and returns how many
+// calls reached the dependency.
+func failing(budget *retrybudgets.RetryBudget, n int, every time.Duration) int64 {
+	r := &retrybudgets.BudgetedRetry{Budget: budget}
+	down := &fooddelivery.CallError{Service: "payment", Status: 503, Err: fooddelivery.ErrUnavailable}
+	var calls atomic.Int64
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			r.Do(context.Background(), fmt.Sprint("call-", i), func(context.Context, int) error {
+				calls.Add(1)
+				return down
+			})
+		})
+		time.Sleep(every)
+	}
+	wg.Wait()
+	return calls.Load()
+}
+
+func TestStep2BudgetKeepsRetriesNearTenPercent(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2, Stuck: "calls were still being retried"}, func(t *testing.T) {
+		const (
+			n            = 1000
+			every        = 10 * time.Millisecond // 100 calls a second for 10 seconds
+			ratio        = 0.1
+			minPerSecond = 1.0
+			saved        = 10.0
+		)
+		calls := failing(retrybudgets.NewRetryBudget(ratio, minPerSecond, saved), n, every)
+		retries := calls - n
+		seconds := (n * every).Seconds()
+		allowed := saved + ratio*n + minPerSecond*seconds // 120
+		if float64(retries) > allowed+1 {
+			t.Fatalf("step 2: %d calls failed over %.0fs and %d retries were made (%.0f%% of calls); "+
+				"a budget of %.0f%% of requests, %v retry a second and %v saved up allows at most %.0f.\n"+
+				"Spend a token per retry and refuse retries when none is left.",
+				n, seconds, retries, 100*float64(retries)/n, 100*ratio, minPerSecond, saved, allowed)
+		}
+		if float64(retries) < 0.8*ratio*n {
+			t.Fatalf("step 2: %d calls failed over %.0fs and only %d retries were made; the budget earns %.0f retries "+
+				"from %.0f%% of these first attempts alone (plus %v a second and %v saved up).\n"+
+				"Count every first attempt in the budget (Request), not only the retries.",
+				n, seconds, retries, ratio*n, 100*ratio, minPerSecond, saved)
+		}
+	})
+}
+
+func TestStep2BudgetRefillsOverTime(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2, Stuck: "calls were still being retried"}, func(t *testing.T) {
+		const minPerSecond = 2.0
+		budget := retrybudgets.NewRetryBudget(0, minPerSecond, 20) // retries come from time alone
+		n := 0
+		for budget.TryRetry() {
+			n++
+			require.Less(t, n, 1000, "step 2: TryRetry kept saying yes to a budget of 20 tokens")
+		}
+		require.Equal(t, 20, n, "step 2: a new budget holds max (20) retries")
+
+		const quiet = 5 * time.Second
+		time.Sleep(quiet)
+		got := 0
+		for budget.TryRetry() && got < 1000 {
+			got++
+		}
+		want := int(minPerSecond * quiet.Seconds())
+		if got < want-1 || got > want+1 {
+			t.Fatalf("step 2: a spent budget with a minimum of %v retries a second allowed %d retries after %v of quiet; want %d.\n"+
+				"Time must refill the budget (time.Now, elapsed seconds x minPerSecond, up to max), "+
+				"or a client that once spent it can never retry again.", minPerSecond, got, quiet, want)
+		}
+	})
+}
+
+func TestStep2BudgetProtectsPayment(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2, Stuck: "checkouts were still being retried"}, func(t *testing.T) {
+		const (
+			n            = 50
+			every        = 100 * time.Millisecond // 10 checkouts a second for 5 seconds
+			ratio        = 0.1
+			minPerSecond = 1.0
+			saved        = 2.0
+		)
+		sys := start(t, retrybudgets.NewRetryBudget(ratio, minPerSecond, saved), nil)
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", paymentDown))
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() { sys.Orders().PlaceOrder(context.Background(), "alice", pizza) })
+			time.Sleep(every)
+		}
+		wg.Wait()
+
+		payments := paymentCalls(sys)
+		allowed := n + saved + ratio*n + minPerSecond*(n*every).Seconds() // 62
+		if float64(payments) > allowed+1 {
+			t.Fatalf("step 2: %d checkouts with payment down sent %d calls to payment (%.1f per checkout); "+
+				"a budget of %.0f%% plus %v retry a second and %v saved up allows at most %.0f (%.2f per checkout).\n"+
+				"One budget for the whole payment client, shared by every call: a budget made per call has no memory.",
+				n, payments, float64(payments)/n, 100*ratio, minPerSecond, saved, allowed, allowed/n)
+		}
+	})
+}
+
+func TestStep3SpentBudgetFailsAtOnceWithTheOriginalError(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3, Stuck: "a call was still being retried"}, func(t *testing.T) {
+		budget := retrybudgets.NewRetryBudget(0.1, 0, 2)
+		r := &retrybudgets.BudgetedRetry{Budget: budget}
+		down := &fooddelivery.CallError{Service: "payment", Status: 503, Code: "injected", Err: fooddelivery.ErrUnavailable}
+		fail := func(calls *int) func(context.Context, int) error {
+			return func(context.Context, int) error { *calls++; return down }
+		}
+
+		first := 0
+		r.Do(context.Background(), "first", fail(&first))
+		require.Equal(t, 3, first, "step 3: a budget holding 2 retries lets the first failing call make 3 attempts")
+
+		second := 0
+		began := time.Now()
+		err := r.Do(context.Background(), "second", fail(&second))
+		took := time.Since(began)
+		if second != 1 || took > 0 {
+			t.Fatalf("step 3: the budget was spent, yet the next failing call made %d attempts and took %v.\n"+
+				"With no retry left, fail at once: one attempt, no backoff.", second, took)
+		}
+		var ce *fooddelivery.CallError
+		if !errors.Is(err, fooddelivery.ErrUnavailable) || !errors.As(err, &ce) || ce.Status != 503 || ce.Code != "injected" {
+			t.Fatalf("step 3: the budget was spent and the call failed with %q; callers must see the original error "+
+				"(payment unavailable, HTTP 503), which says what is wrong with payment, not a budget error that hides it.", err)
+		}
+		assert.True(t, fooddelivery.DontRetry(err), "step 3: a failure the payment client gave up on says \"don't retry\" to the layers above")
+	})
+}
+
+func TestStep3SpentBudgetInTheSystem(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3, Stuck: "a checkout was still being retried"}, func(t *testing.T) {
+		sys := start(t, retrybudgets.NewRetryBudget(0, 0, 0), nil) // no retries at all
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", paymentDown))
+
+		began := time.Now()
+		_, err := sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
+		took := time.Since(began)
+		var ce *fooddelivery.CallError
+		require.ErrorAs(t, err, &ce, "step 3: payment was down; the checkout must fail")
+		if paymentCalls(sys) != 1 || took > 0 || ce.Code != "payment_unavailable" {
+			t.Fatalf("step 3: with an empty budget a checkout called payment %d times, took %v and failed with %q.\n"+
+				"Want one call, no waiting, and the order service reporting payment_unavailable: the original error, passed up.",
+				paymentCalls(sys), took, err)
+		}
+	})
+}
+
+func TestStep4OverloadedPaymentIsNotRetried(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4, Stuck: "checkouts were still being retried"}, func(t *testing.T) {
+		const checkouts = 10
+		sys := start(t, generous(), map[string]int{"payment": 1})
+		// Payment takes a second per charge and handles one at a time: the
+		// other nine are turned away with 503 and "don't retry".
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Latency: time.Second}))
+
+		var wg sync.WaitGroup
+		var overloaded atomic.Int64
+		for range checkouts {
+			wg.Go(func() {
+				_, err := sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
+				if errors.Is(err, fooddelivery.ErrOverloaded) {
+					overloaded.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+
+		payments := paymentCalls(sys)
+		rejected := sys.Metrics.Route("payment", "POST /charges").Rejected.Load()
+		if payments != checkouts {
+			t.Fatalf("step 4: %d checkouts at once against a payment service that handles one at a time: payment received "+
+				"%d calls and turned away %d with 503 and %s.\n"+
+				"An overloaded server asks not to be retried; retrying only adds to its load. Want %d calls: one per checkout.",
+				checkouts, payments, rejected, fooddelivery.HeaderDontRetry, checkouts)
+		}
+		assert.Equal(t, int64(checkouts-1), overloaded.Load(),
+			"step 4: the turned-away checkouts fail as overloaded (errors.Is(err, fooddelivery.ErrOverloaded))")
+	})
+}
+
+func TestStep4RetryableRespectsTheSignal(t *testing.T) {
+	down := &fooddelivery.CallError{Service: "payment", Status: 502, Err: fooddelivery.ErrUnavailable}
+	cases := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"unavailable", down, true},
+		{"timed out", &fooddelivery.CallError{Service: "payment", Err: fooddelivery.ErrTimeout}, true},
+		{"overloaded, don't retry", &fooddelivery.CallError{Service: "payment", Status: 503, DontRetry: true, Err: fooddelivery.ErrOverloaded}, false},
+		{"unavailable, a layer below already retried", &fooddelivery.CallError{Service: "order", Status: 502, DontRetry: true, Err: fooddelivery.ErrUnavailable}, false},
+		{"marked don't retry", retry.MarkDontRetry(down), false},
+		{"card declined", &fooddelivery.CallError{Service: "payment", Status: 402, Err: fooddelivery.ErrRejected}, false},
+		{"circuit open", fooddelivery.ErrCircuitOpen, false},
+		{"caller gave up", context.Canceled, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+				if got := retrybudgets.Retryable(c.err); got != c.want {
+					t.Fatalf("step 4: Retryable(%s: %v) = %v, want %v", c.name, c.err, got, c.want)
+				}
+			})
+		})
+	}
+}

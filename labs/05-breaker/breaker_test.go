@@ -1,0 +1,630 @@
+package breaker_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/payment"
+	"github.com/gophereats/resilience/fooddelivery/retry"
+	"github.com/gophereats/resilience/fooddelivery/system"
+	breaker "github.com/gophereats/resilience/labs/05-breaker"
+)
+
+const (
+	paymentTimeout = 2 * time.Second         // the order service's budget for one payment call
+	openFor        = 30 * time.Second        // the default open period
+	fast           = 10 * time.Millisecond   // what "at once" means here: no network call, no waiting
+	slowPayment    = 1500 * time.Millisecond // a payment that succeeds, but slowly
+)
+
+var pizza = fooddelivery.PlaceOrderInput{
+	RestaurantID: system.SampleRestaurant,
+	Items:        []fooddelivery.OrderItem{{DishID: system.SampleDish, Quantity: 2}},
+	Card:         "tok_visa",
+}
+
+var down = faults.Fault{Status: http.StatusServiceUnavailable} // payment answers 503
+
+// quiet is the logger the tests give breakers when they do not read the
+// log, so that test output stays readable.
+var quiet = slog.New(slog.DiscardHandler)
+
+// paymentHTTP is a payment client with the timeouts lab 01 adds: 300ms to
+// connect, paymentTimeout for the whole call.
+func paymentHTTP(n *memnet.Network) *http.Client {
+	return &http.Client{
+		Transport: (&memnet.Dialer{Network: n, Timeout: 300 * time.Millisecond}).Transport(),
+		Timeout:   paymentTimeout,
+	}
+}
+
+// start runs the system with the order service's payment client guarded by
+// a breaker built from s, and returns both.
+func start(t *testing.T, s breaker.Settings) (*system.System, *breaker.CircuitBreaker) {
+	t.Helper()
+	if s.Name == "" {
+		s.Name = "order->payment"
+	}
+	if s.Logger == nil {
+		s.Logger = quiet
+	}
+	cb := breaker.New(s)
+	sys := labtest.StartSystem(t, system.Config{
+		PaymentClient: paymentHTTP,
+		PaymentBreaker: func(p fooddelivery.Payer) fooddelivery.Payer {
+			return breaker.Payer{Breaker: cb, Next: p}
+		},
+	})
+	return sys, cb
+}
+
+// charges counts the charge requests that reached the payment service.
+func charges(sys *system.System) int64 {
+	return sys.Metrics.Route("payment", "POST /charges").Received.Load()
+}
+
+// place places one order and returns its error and the virtual time it took.
+func place(sys *system.System) (error, time.Duration) {
+	began := time.Now()
+	_, err := sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
+	return err, time.Since(began)
+}
+
+// setPayment makes payment's POST /charges behave as f (the zero Fault heals it).
+func setPayment(t *testing.T, sys *system.System, f faults.Fault) {
+	t.Helper()
+	if f == (faults.Fault{}) {
+		sys.Faults.Clear("payment", "POST /charges")
+		return
+	}
+	require.NoError(t, sys.Faults.Set("payment", "POST /charges", f), "setting up the fault")
+}
+
+// trip fails n payments in a row.
+func trip(t *testing.T, sys *system.System, n int) {
+	t.Helper()
+	setPayment(t, sys, down)
+	for range n {
+		place(sys)
+	}
+}
+
+func TestStep1OpensAfterFiveFailuresInARow(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		sys, cb := start(t, breaker.Settings{})
+		trip(t, sys, 4)
+		if s := cb.State(); s != breaker.Closed {
+			t.Fatalf("step 1: after 4 failed payments in a row the breaker is %v; with the default settings it opens at the 5th", s)
+		}
+		trip(t, sys, 1)
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 1: payment answered 503 to 5 charges in a row and the breaker is %v; "+
+				"it must open after Settings.ConsecutiveFailures failures in a row (zero means 5)", s)
+		}
+
+		before := charges(sys)
+		var slowest time.Duration
+		for range 10 {
+			err, took := place(sys)
+			require.Error(t, err, "step 1: payment is down and the breaker is open, yet an order succeeded")
+			slowest = max(slowest, took)
+		}
+		if reached := charges(sys) - before; reached != 0 || slowest > fast {
+			t.Fatalf("step 1: while the breaker was open, %d of 10 orders still reached payment and the slowest took %v. "+
+				"An open breaker refuses at once, without calling: Do must return an error wrapping "+
+				"fooddelivery.ErrCircuitOpen and not call the function it was given.", reached, slowest)
+		}
+	})
+}
+
+func TestStep1ASuccessResetsTheCount(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		sys, cb := start(t, breaker.Settings{})
+		trip(t, sys, 4)
+		setPayment(t, sys, faults.Fault{})
+		err, _ := place(sys)
+		require.NoError(t, err, "step 1: payment was healthy again, yet the order failed (breaker %v)", cb.State())
+		trip(t, sys, 4)
+		if s, n := cb.State(), charges(sys); s != breaker.Closed || n != 9 {
+			t.Fatalf("step 1: payment failed 4 times, succeeded once, failed 4 more times; the breaker is %v and %d of 9 "+
+				"charges reached payment. Failures in a row open the breaker: a success starts the count again.", s, n)
+		}
+	})
+}
+
+func TestStep1HalfOpenAfterTheOpenPeriod(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		sys, cb := start(t, breaker.Settings{})
+		trip(t, sys, 5)
+		require.Equal(t, breaker.Open, cb.State(), "step 1: 5 failures in a row open the breaker")
+
+		time.Sleep(openFor - time.Second)
+		setPayment(t, sys, faults.Fault{}) // payment has recovered
+		before := charges(sys)
+		err, _ := place(sys)
+		if s := cb.State(); err == nil || s != breaker.Open || charges(sys) != before {
+			t.Fatalf("step 1: %v after the breaker opened (of a %v open period) it is %v and an order reached payment "+
+				"(error: %v). It must stay open, refusing every call, for the whole period.", openFor-time.Second, openFor, s, err)
+		}
+
+		time.Sleep(time.Second)
+		if s := cb.State(); s != breaker.HalfOpen {
+			t.Fatalf("step 1: %v after the breaker opened it is %v; once Settings.OpenFor (zero means %v) has passed it is half-open. "+
+				"Compute the state from time.Now() when asked: no timer needed.", openFor, s, openFor)
+		}
+		err, _ = place(sys)
+		if s := cb.State(); err != nil || s != breaker.Closed || charges(sys) != before+1 {
+			t.Fatalf("step 1: payment has recovered; the trial order in the half-open state failed with %v, "+
+				"%d charges reached payment, and the breaker is now %v. A successful trial closes the breaker.",
+				err, charges(sys)-before, s)
+		}
+		for range 3 {
+			err, _ := place(sys)
+			require.NoError(t, err, "step 1: the breaker closed after a successful trial, yet a later order failed")
+		}
+	})
+}
+
+func TestStep1AFailedTrialOpensAgain(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		sys, cb := start(t, breaker.Settings{})
+		trip(t, sys, 5)
+		time.Sleep(openFor)
+		before := charges(sys)
+		err, _ := place(sys) // payment is still down
+		require.Error(t, err, "step 1: payment is still down, yet the trial order succeeded")
+		if s := cb.State(); s != breaker.Open || charges(sys) != before+1 {
+			t.Fatalf("step 1: after the open period one trial order reached payment (%d did) and failed; the breaker is %v. "+
+				"A failed trial opens the breaker again, for another full period.", charges(sys)-before, s)
+		}
+		time.Sleep(openFor - time.Second)
+		place(sys)
+		if s := cb.State(); s != breaker.Open || charges(sys) != before+1 {
+			t.Fatalf("step 1: %v after a failed trial the breaker is %v and %d more charges reached payment; "+
+				"it must stay open for a whole new period of %v", openFor-time.Second, s, charges(sys)-before-1, openFor)
+		}
+		time.Sleep(time.Second)
+		require.Equal(t, breaker.HalfOpen, cb.State(), "step 1: a whole period after the failed trial the breaker is half-open again")
+	})
+}
+
+// runPattern places one order per letter of pattern, payment failing (503)
+// for 'F' and healthy for 'S', and returns the 1-based number of the order
+// after which the breaker was first found open (0 if it never opened).
+func runPattern(t *testing.T, sys *system.System, cb *breaker.CircuitBreaker, pattern string) int {
+	t.Helper()
+	for i, c := range pattern {
+		if c == 'F' {
+			setPayment(t, sys, down)
+		} else {
+			setPayment(t, sys, faults.Fault{})
+		}
+		place(sys)
+		if cb.State() == breaker.Open {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// window is the sliding-window configuration steps 2 and 8 use: open when
+// half of the last 20 calls failed, once 10 calls were seen.
+func window() breaker.Settings {
+	return breaker.Settings{Window: 20, MinCalls: 10}
+}
+
+func TestStep2OpensWhenHalfOfTheLastTwentyFailed(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		sys, cb := start(t, window())
+		pattern := strings.Repeat("S", 15) + strings.Repeat("F", 10)
+		opened := runPattern(t, sys, cb, pattern)
+		if opened != 25 {
+			what := "never opened"
+			if opened > 0 {
+				what = fmt.Sprintf("opened after order %d (%d successes and %d failures so far)", opened,
+					strings.Count(pattern[:opened], "S"), strings.Count(pattern[:opened], "F"))
+			}
+			t.Fatalf("step 2: 15 payments succeeded, then 10 failed; the breaker %s. With Window 20 and FailureRate 0.5 "+
+				"(zero means 0.5) it opens after order 25, when the last 20 calls hold 10 failures: not before (order 24: "+
+				"9 of the last 20 failed), not later (a window that starts over every 20 calls sees only 5 calls).", what)
+		}
+		before := charges(sys)
+		place(sys)
+		require.Equal(t, before, charges(sys), "step 2: the breaker is open, yet the next order reached payment")
+	})
+}
+
+func TestStep2NeverOpensBeforeTheMinimumNumberOfCalls(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		sys, cb := start(t, window())
+		opened := runPattern(t, sys, cb, strings.Repeat("F", 9))
+		if opened != 0 || charges(sys) != 9 {
+			t.Fatalf("step 2: a new breaker saw its first payments fail and opened after failure %d (%d of 9 charges reached "+
+				"payment). With MinCalls 10 the failure rate is not trusted before the window holds 10 calls: "+
+				"one failure out of one call is 100%%, and it says almost nothing.", opened, charges(sys))
+		}
+		if opened = runPattern(t, sys, cb, "F"); opened == 0 {
+			t.Fatalf("step 2: the first 10 payments all failed and the breaker is %v; with MinCalls 10 and 10 of 10 calls "+
+				"failed it must open", cb.State())
+		}
+	})
+}
+
+func TestStep2AFewUnluckyCallsDoNotOpen(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		sys, cb := start(t, window())
+		pattern := strings.Repeat("SSSSSSSSFF", 6)
+		if opened := runPattern(t, sys, cb, pattern); opened != 0 {
+			t.Fatalf("step 2: 20%% of payments failed, two in a row every tenth order; the breaker opened after order %d. "+
+				"The last 20 calls never held more than 4 failures: only a window of a few calls sees 2 failures as a "+
+				"majority. Keep the outcomes of the last Window calls, not a fixed handful.", opened)
+		}
+		require.EqualValues(t, len(pattern), charges(sys), "step 2: with the breaker closed, every charge reaches payment")
+	})
+}
+
+func TestStep3DependencyFailuresCount(t *testing.T) {
+	cases := []struct {
+		name  string
+		route string
+		fault faults.Fault
+	}{
+		{"payment answers 503", "POST /charges", faults.Fault{Status: http.StatusServiceUnavailable}},
+		{"payment answers 500", "POST /charges", faults.Fault{Status: http.StatusInternalServerError}},
+		{"payment hangs past the timeout", "POST /charges", faults.Fault{Hang: time.Minute}},
+		{"payment refuses connections", "", faults.Fault{Connect: memnet.Refused}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+				sys, cb := start(t, breaker.Settings{})
+				require.NoError(t, sys.Faults.Set("payment", c.route, c.fault), "setting up the fault")
+				for range 5 {
+					err, _ := place(sys)
+					require.Error(t, err, "step 3: %s, yet an order succeeded", c.name)
+				}
+				if s := cb.State(); s != breaker.Open {
+					t.Fatalf("step 3: %s: 5 orders in a row failed and the breaker is %v. Timeouts, connection errors and "+
+						"5xx are the dependency's failures (fooddelivery.ErrTimeout, ErrUnavailable): they must count.", c.name, s)
+				}
+				sys.Faults.Clear("payment", c.route)
+				before := charges(sys)
+				err, _ := place(sys)
+				if err == nil || charges(sys) != before {
+					t.Fatalf("step 3: %s: the breaker is open, yet the next order reached payment (error: %v)", c.name, err)
+				}
+			})
+		})
+	}
+}
+
+func TestStep3CallerMistakesDoNotCount(t *testing.T) {
+	declined := pizza
+	declined.Card = payment.DeclinedCard // 402
+	cases := []struct {
+		name  string
+		fault faults.Fault
+		order fooddelivery.PlaceOrderInput
+	}{
+		{"payment answers 404", faults.Fault{Status: http.StatusNotFound}, pizza},
+		{"payment answers 422", faults.Fault{Status: http.StatusUnprocessableEntity}, pizza},
+		{"payment answers 400", faults.Fault{Status: http.StatusBadRequest}, pizza},
+		{"the card is declined (402)", faults.Fault{}, declined},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+				sys, cb := start(t, breaker.Settings{})
+				setPayment(t, sys, c.fault)
+				for range 10 {
+					_, err := sys.Orders().PlaceOrder(context.Background(), "alice", c.order)
+					require.Error(t, err, "step 3: %s, yet the order succeeded", c.name)
+				}
+				if s, n := cb.State(), charges(sys); s != breaker.Closed || n != 10 {
+					t.Fatalf("step 3: %s for 10 orders; the breaker is %v and %d of 10 charges reached payment. "+
+						"A 4xx is about the caller's request, not the dependency's health (fooddelivery.ErrRejected, "+
+						"ErrNotFound, CallError.Status 400-499): it must not count as a failure.", c.name, s, n)
+				}
+				setPayment(t, sys, faults.Fault{})
+				err, _ := place(sys)
+				require.NoError(t, err, "step 3: after %s, a good order failed: the breaker must still be closed", c.name)
+			})
+		})
+	}
+}
+
+func TestStep3SlowSuccessesCount(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		sys, cb := start(t, breaker.Settings{SlowCall: time.Second})
+		setPayment(t, sys, faults.Fault{Latency: 900 * time.Millisecond})
+		for range 10 {
+			err, _ := place(sys)
+			require.NoError(t, err, "step 3: payment took 900ms, within its %v timeout, yet an order failed", paymentTimeout)
+		}
+		require.Equal(t, breaker.Closed, cb.State(),
+			"step 3: payments took 900ms, faster than the 1s Settings.SlowCall: they are successes and the breaker stays closed")
+
+		setPayment(t, sys, faults.Fault{Latency: slowPayment})
+		for range 5 {
+			err, _ := place(sys)
+			require.NoError(t, err, "step 3: payment took %v, within its %v timeout, yet an order failed", slowPayment, paymentTimeout)
+		}
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 3: 5 payments in a row succeeded but took %v each, more than Settings.SlowCall (1s); the breaker is %v. "+
+				"A success slower than SlowCall counts as a failure: measure how long the call took.", slowPayment, s)
+		}
+	})
+}
+
+func TestStep3CallersWhoGiveUpDoNotCount(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		sys, cb := start(t, breaker.Settings{})
+		setPayment(t, sys, faults.Fault{Latency: time.Second})
+		for range 6 {
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			sys.Orders().PlaceOrder(ctx, "alice", pizza)
+			cancel()
+			time.Sleep(time.Second) // let the order service notice
+		}
+		if s := cb.State(); s != breaker.Closed {
+			t.Fatalf("step 3: 6 customers gave up on their order after 100ms, while payment (healthy, 1s) was still working; "+
+				"the breaker is %v. A call cancelled because its caller left says nothing about the dependency: "+
+				"when ctx is cancelled (errors.Is(ctx.Err(), context.Canceled)), do not count the outcome.", s)
+		}
+		err, _ := place(sys)
+		require.NoError(t, err, "step 3: a customer who waited got no order: the breaker must still be closed")
+	})
+}
+
+func TestStep4HalfOpenAdmitsOnlyAFewTrials(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		const trials, customers = 2, 20
+		sys, cb := start(t, breaker.Settings{HalfOpenCalls: trials})
+		trip(t, sys, 5)
+		require.Equal(t, breaker.Open, cb.State(), "step 4: 5 failures in a row open the breaker (step 1)")
+		time.Sleep(openFor)
+		setPayment(t, sys, faults.Fault{Latency: 500 * time.Millisecond}) // recovered, still warming up
+
+		before := charges(sys)
+		var mu sync.Mutex
+		var quick, succeeded int
+		var wg sync.WaitGroup
+		for range customers {
+			wg.Go(func() {
+				err, took := place(sys)
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					succeeded++
+				} else if took <= fast {
+					quick++
+				}
+			})
+		}
+		wg.Wait()
+		reached := charges(sys) - before
+		if reached != trials || succeeded != trials || quick != customers-trials {
+			t.Fatalf("step 4: %d customers ordered at once while the breaker was half-open (Settings.HalfOpenCalls = %d); "+
+				"%d charges reached payment, %d orders succeeded, %d failed at once. Half-open admits at most HalfOpenCalls "+
+				"trial calls at a time and refuses the others at once, so a recovering dependency is not flooded.",
+				customers, trials, reached, succeeded, quick)
+		}
+		if s := cb.State(); s != breaker.Closed {
+			t.Fatalf("step 4: both trial calls succeeded and the breaker is %v; HalfOpenCalls successful trials close it", s)
+		}
+		err, _ := place(sys)
+		require.NoError(t, err, "step 4: the breaker closed, yet the next order failed")
+	})
+}
+
+func TestStep4RefusedTrialsWrapErrCircuitOpen(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet})
+		boom := fmt.Errorf("payment: %w", fooddelivery.ErrUnavailable)
+		for range 5 {
+			cb.Do(context.Background(), func(context.Context) error { return boom })
+		}
+		time.Sleep(openFor)
+
+		release := make(chan struct{})
+		started := make(chan struct{})
+		trialDone := make(chan error, 1)
+		go func() {
+			trialDone <- cb.Do(context.Background(), func(context.Context) error {
+				close(started)
+				<-release
+				return nil
+			})
+		}()
+		select {
+		case <-started:
+		case <-time.After(time.Second):
+			t.Fatalf("step 4: the breaker was half-open and the first trial call was never made")
+		}
+		called := false
+		err := cb.Do(context.Background(), func(context.Context) error { called = true; return nil })
+		close(release)
+		require.NoError(t, <-trialDone, "step 4: the trial call succeeded, so Do must return its nil error")
+		if called || !errors.Is(err, fooddelivery.ErrCircuitOpen) {
+			t.Fatalf("step 4: one trial call was in flight in the half-open state (HalfOpenCalls defaults to 1); a second call "+
+				"was made: %v, and it returned %v. It must be refused without calling, with an error wrapping "+
+				"fooddelivery.ErrCircuitOpen.", called, err)
+		}
+		require.Equal(t, breaker.Closed, cb.State(), "step 4: the only trial succeeded, so the breaker is closed")
+	})
+}
+
+func TestStep5BrokenReportingLeavesOrderingAlone(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 5}, func(t *testing.T) {
+		sys := labtest.StartSystem(t, system.Config{})
+		orders := breaker.NewOrderClient(sys.Orders(), breaker.Settings{Name: "order", Logger: quiet})
+		require.NoError(t, sys.Faults.Set("order", "GET /reports/daily", faults.Fault{Status: http.StatusInternalServerError}),
+			"setting up the fault")
+
+		for range 10 {
+			_, err := orders.DailyReport(context.Background(), time.Time{})
+			require.Error(t, err, "step 5: the reporting endpoint answers 500, yet a report arrived")
+		}
+		reports := sys.Metrics.Route("order", "GET /reports/daily").Received.Load()
+		if reports != 5 {
+			t.Fatalf("step 5: the daily-report endpoint answered 500; %d of 10 report requests reached it. Its breaker "+
+				"must open after 5 failures in a row and spare the failing endpoint the other 5.", reports)
+		}
+
+		var failed []error
+		var placed fooddelivery.Order
+		for range 3 {
+			o, err := orders.PlaceOrder(context.Background(), "alice", pizza)
+			if err != nil {
+				failed = append(failed, err)
+			} else {
+				placed = o
+			}
+		}
+		if len(failed) > 0 {
+			t.Fatalf("step 5: only the reporting endpoint was broken, yet %d of 3 orders failed (first error: %v). "+
+				"One breaker shared by every endpoint lets a broken report cut off ordering: give each endpoint its own.",
+				len(failed), failed[0])
+		}
+		_, err := orders.Order(context.Background(), placed.ID)
+		require.NoError(t, err, "step 5: only reporting was broken, yet looking up an order failed")
+	})
+}
+
+// transitions records what OnStateChange reports.
+type transitions struct {
+	mu   sync.Mutex
+	seen []string
+	edge *fooddelivery.EdgeStats
+}
+
+func (r *transitions) record(name string, from, to breaker.State) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen = append(r.seen, fmt.Sprintf("%s: %v -> %v", name, from, to))
+	if r.edge != nil {
+		r.edge.BreakerTransitions.Add(1) // the metric the system exposes
+	}
+}
+
+func (r *transitions) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.seen...)
+}
+
+// lockedBuffer is a log destination safe for concurrent writers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestStep6EveryStateChangeIsSeen(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 6}, func(t *testing.T) {
+		var logs lockedBuffer
+		rec := &transitions{}
+		sys, cb := start(t, breaker.Settings{
+			Name:          "order->payment",
+			Logger:        slog.New(slog.NewJSONHandler(&logs, nil)),
+			OnStateChange: rec.record,
+		})
+		rec.mu.Lock()
+		rec.edge = sys.Metrics.Edge("order", "payment")
+		rec.mu.Unlock()
+
+		trip(t, sys, 5)
+		time.Sleep(openFor)
+		cb.State() // a dashboard looks: half-open
+		setPayment(t, sys, faults.Fault{})
+		err, _ := place(sys)
+		require.NoError(t, err, "step 6: payment recovered and the open period was over, yet the trial order failed")
+
+		want := []string{"order->payment: closed -> open", "order->payment: open -> half-open", "order->payment: half-open -> closed"}
+		if got := rec.list(); !slices.Equal(got, want) {
+			t.Fatalf("step 6: the breaker opened, became half-open %v later, and closed after a successful trial; "+
+				"Settings.OnStateChange was called %d times: %q. Want every change, in order: %q. "+
+				"The change to half-open happens when the state is computed: report it there too.", openFor, len(got), got, want)
+		}
+
+		type record struct{ Level, Msg, Breaker, From, To string }
+		var changes []record
+		for line := range strings.Lines(logs.String()) {
+			var r record
+			if json.Unmarshal([]byte(line), &r) == nil && r.To != "" {
+				changes = append(changes, r)
+			}
+		}
+		var got []string
+		for _, r := range changes {
+			got = append(got, fmt.Sprintf("%s: %s -> %s", r.Breaker, r.From, r.To))
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("step 6: the breaker changed state 3 times; Settings.Logger received %d records with a \"to\" attribute: %q. "+
+				"Want one per change, with attributes breaker, from and to (State.String()): %q.", len(changes), got, want)
+		}
+		if lvl := changes[0].Level; lvl != slog.LevelWarn.String() && lvl != slog.LevelError.String() {
+			t.Fatalf("step 6: the record of the breaker opening has level %s; an open breaker is a symptom someone must see: "+
+				"log it at Warn (or Error)", lvl)
+		}
+	})
+}
+
+func TestStep7RetriesStopAtAnOpenBreaker(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 7}, func(t *testing.T) {
+		sys := labtest.StartSystem(t, system.Config{})
+		cb := breaker.New(breaker.Settings{Name: "checkout->payment", Logger: quiet})
+		payer := breaker.Payer{Breaker: cb, Next: payment.NewClient(sys.HTTPClient(), memnet.ServiceURL("payment"))}
+		policy := retry.Policy{Attempts: 3, Seed: 7} // fooddelivery's plain retry helper
+		charge := func(orderID string) (attempts int, err error) {
+			err = policy.Do(context.Background(), orderID, func(ctx context.Context, attempt int) error {
+				attempts = attempt
+				_, err := payer.Charge(ctx, fooddelivery.ChargeRequest{OrderID: orderID, AmountCents: 1200, Card: "tok_visa"})
+				return err
+			})
+			return attempts, err
+		}
+
+		setPayment(t, sys, down)
+		charge("ord-1") // 3 attempts, 3 failures
+		charge("ord-2") // 2 more failures open the breaker
+		require.Equal(t, breaker.Open, cb.State(), "step 7: 5 failed attempts in a row open the breaker (step 1)")
+
+		before := charges(sys)
+		began := time.Now()
+		attempts, err := charge("ord-3")
+		took := time.Since(began)
+		if attempts != 1 || took > fast || !errors.Is(err, fooddelivery.ErrCircuitOpen) {
+			t.Fatalf("step 7: the breaker was open; a charge through retry.Policy made %d attempts over %v (%d reached payment) "+
+				"and failed with %v. An open breaker is a final answer: its error must wrap fooddelivery.ErrCircuitOpen, "+
+				"which retry.Retryable does not retry (an error wrapping ErrUnavailable would be retried with backoff).",
+				attempts, took, charges(sys)-before, err)
+		}
+	})
+}
