@@ -1,0 +1,404 @@
+package deadlines_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/order"
+	"github.com/gophereats/resilience/fooddelivery/system"
+	deadlines "github.com/gophereats/resilience/labs/02-deadlines"
+)
+
+const (
+	own    = 10 * time.Second       // the order service's own budget for one request
+	need   = 250 * time.Millisecond // the least a checkout needs to be worth starting
+	hop    = 50 * time.Millisecond  // the allowance for one network hop
+	budget = 2 * time.Second        // the gateway's budget for a checkout
+	slack  = 100 * time.Millisecond // what the tests forgive on top of a deadline
+	hang   = time.Minute            // a hanging payment answers 503 after this, so every version ends
+)
+
+var pizza = fooddelivery.PlaceOrderInput{
+	RestaurantID: system.SampleRestaurant,
+	Items:        []fooddelivery.OrderItem{{DishID: system.SampleDish, Quantity: 2}},
+	Card:         "tok_visa",
+}
+
+// arrival is one request as it reached a service: when, and the budget
+// header it carried.
+type arrival struct {
+	instance string
+	at       time.Time
+	value    string
+	sent     bool // the header was present
+}
+
+// wire records the budget header of every request that reaches a service.
+type wire struct {
+	mu   sync.Mutex
+	seen []arrival
+}
+
+func (w *wire) observe(instance, route string, r *http.Request) {
+	v, sent := r.Header[http.CanonicalHeaderKey(fooddelivery.HeaderTimeoutMs)]
+	a := arrival{instance: instance, at: time.Now(), sent: sent}
+	if sent {
+		a.value = strings.Join(v, ",")
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = append(w.seen, a)
+}
+
+// first returns the first request that reached service ("menu" matches
+// the replicas "menu-1", ...), and false if none did.
+func (w *wire) first(service string) (arrival, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, a := range w.seen {
+		if a.instance == service || strings.HasPrefix(a.instance, service+"-") {
+			return a, true
+		}
+	}
+	return arrival{}, false
+}
+
+// start runs the whole system with your Middleware around the order
+// service and your Transport under its menu, payment and courier clients.
+// w, when not nil, records what reaches every service.
+func start(t *testing.T, w *wire) *system.System {
+	return startSeeded(t, w, 0)
+}
+
+// startSeeded is start with a seed for the fault draws.
+func startSeeded(t *testing.T, w *wire, seed int64) *system.System {
+	cfg := system.Config{
+		Seed: seed,
+		OrderDeadlines: &system.OrderDeadlines{
+			Middleware: deadlines.Middleware(own, need),
+			Transport:  func(rt http.RoundTripper) http.RoundTripper { return deadlines.Transport(rt, hop) },
+		},
+	}
+	if w != nil {
+		cfg.Observe = w.observe
+	}
+	return labtest.StartSystem(t, cfg)
+}
+
+// gateway returns the order service's caller, as the gateway calls it: a
+// client whose transport is yours. The system records when this caller
+// gives up (System.Callers), whatever the order service does.
+func gateway(t *testing.T, sys *system.System) *order.Client {
+	base := (&memnet.Dialer{Network: sys.Network}).Transport()
+	t.Cleanup(base.CloseIdleConnections)
+	hc := &http.Client{Transport: sys.Callers.Track(deadlines.Transport(base, hop))}
+	return order.NewClient(hc, memnet.ServiceURL("order"))
+}
+
+// placeWithHeader places an order from a plain client without a deadline
+// of its own, sending value in the budget header (no header when value is
+// empty), as a caller written in another language, or a buggy one, might.
+func placeWithHeader(ctx context.Context, sys *system.System, value string) (fooddelivery.Order, error) {
+	h := http.Header{fooddelivery.HeaderUser: {"alice"}}
+	if value != "" {
+		h.Set(fooddelivery.HeaderTimeoutMs, value)
+	}
+	var o fooddelivery.Order
+	_, err := fooddelivery.CallJSON(ctx, sys.HTTPClient(), "order", http.MethodPost, memnet.ServiceURL("order")+"/orders", h, pizza, &o)
+	return o, err
+}
+
+// menuCalls counts the menu requests of every replica.
+func menuCalls(sys *system.System) int64 {
+	var n int64
+	for i := 1; i <= 3; i++ {
+		n += sys.Metrics.Route(fmt.Sprintf("menu-%d", i), "GET /restaurants/{id}/menu").Received.Load()
+	}
+	return n
+}
+
+// checkBudget fails the test unless the request a carried a budget header
+// whose deadline (arrival + value) is no later than ceiling, and no more
+// than 10ms earlier than it either (a budget thrown away is lost to the
+// callee). who names the hop for the message.
+func checkBudget(t *testing.T, who string, a arrival, began, ceiling time.Time, why string) {
+	t.Helper()
+	if !a.sent {
+		t.Fatalf("step 1: %s received no %s header, so it cannot know that it must be done %v after the checkout began. "+
+			"Your Transport must write what is left of the request context's deadline, minus the %v hop allowance, "+
+			"and your Middleware must put the budget it grants on the request's context.",
+			who, fooddelivery.HeaderTimeoutMs, ceiling.Sub(began), hop)
+	}
+	ms, err := strconv.ParseInt(a.value, 10, 64)
+	if err != nil || ms < 0 {
+		t.Fatalf("step 1: %s received %s: %q, which is not a whole number of milliseconds", who, fooddelivery.HeaderTimeoutMs, a.value)
+	}
+	arrived := a.at.Sub(began)
+	implied := arrived + time.Duration(ms)*time.Millisecond
+	if implied > ceiling.Sub(began) {
+		hint := "The header carries what is LEFT: compute it from the request's context when you send, never copy a value received."
+		if ms > 1e9 {
+			hint = "That looks like an absolute timestamp: the header carries a RELATIVE number of milliseconds, " +
+				"so that hosts whose clocks disagree still agree on the budget."
+		}
+		t.Fatalf("step 1: %s received %s: %d at %v into the checkout, a deadline at %v; %s, so it must be at most %v. %s",
+			who, fooddelivery.HeaderTimeoutMs, ms, arrived, implied, why, ceiling.Sub(began), hint)
+	}
+	if implied < ceiling.Sub(began)-10*time.Millisecond {
+		t.Fatalf("step 1: %s received %s: %d at %v into the checkout, a deadline at %v; it could have had until %v. "+
+			"Subtract the hop allowance (%v) from what is left, and nothing more.",
+			who, fooddelivery.HeaderTimeoutMs, ms, arrived, implied, ceiling.Sub(began), hop)
+	}
+}
+
+func TestStep1BudgetTravelsDownstream(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		w := &wire{}
+		sys := start(t, w)
+		require.NoError(t, sys.Faults.Set("menu", "GET /restaurants/{id}/menu", faults.Fault{Latency: 300 * time.Millisecond}))
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Latency: 200 * time.Millisecond}))
+
+		ctx, cancel := context.WithTimeout(context.Background(), budget)
+		defer cancel()
+		began := time.Now()
+		_, err := gateway(t, sys).PlaceOrder(ctx, "alice", pizza)
+		require.NoError(t, err, "step 1: menu took 300ms and payment 200ms, well within the gateway's %v budget, yet the checkout failed", budget)
+
+		gatewayDeadline := began.Add(budget)
+		atOrder, _ := w.first("order")
+		checkBudget(t, "the order service", atOrder, began, gatewayDeadline.Add(-hop),
+			fmt.Sprintf("the gateway gives up at %v and one hop allowance (%v) goes to the network", budget, hop))
+		atMenu, ok := w.first("menu")
+		require.True(t, ok, "step 1: the checkout succeeded without asking the menu service for prices")
+		checkBudget(t, "the menu service", atMenu, began, gatewayDeadline.Add(-2*hop),
+			"the order service's own deadline is the gateway's less a hop, and it is one more hop away")
+		atPayment, ok := w.first("payment")
+		require.True(t, ok, "step 1: the checkout succeeded without a payment call")
+		checkBudget(t, "the payment service", atPayment, began, gatewayDeadline.Add(-2*hop),
+			"the 300ms spent on the menu are gone: the budget only shrinks along a request")
+	})
+}
+
+func TestStep1OrderServiceHonoursTheCallersBudget(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1, Stuck: "PlaceOrder was still waiting for the hanging payment service"}, func(t *testing.T) {
+		const callers = 1500 * time.Millisecond
+		sys := start(t, nil)
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Hang: hang}))
+
+		began := time.Now()
+		_, err := placeWithHeader(context.Background(), sys, strconv.Itoa(int(callers.Milliseconds())))
+		took := time.Since(began)
+		if took > callers+slack || took < callers-slack || !errors.Is(err, fooddelivery.ErrTimeout) {
+			t.Fatalf("step 1: the caller sent %s: %d and payment hung; the order service answered after %v with %v.\n"+
+				"It must work for the caller's %v and no longer (its own %v is only for callers that send no budget), "+
+				"then answer 504 (a timeout). Read the header in your Middleware and put that deadline on the request's context.",
+				fooddelivery.HeaderTimeoutMs, callers.Milliseconds(), took, err, callers, own)
+		}
+	})
+}
+
+func TestStep1NoHeaderMeansTheServicesOwnBudget(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1, Stuck: "PlaceOrder was still waiting for the hanging payment service"}, func(t *testing.T) {
+		w := &wire{}
+		sys := start(t, w)
+		placed, err := placeWithHeader(context.Background(), sys, "")
+		require.NoError(t, err, "step 1: a caller that sends no budget must get the service's own %v, yet a healthy checkout failed", own)
+		assert.Equal(t, 1, sys.Ledger.ChargesFor(placed.ID), "step 1: the order is charged exactly once")
+		atPayment, _ := w.first("payment")
+		checkBudget(t, "the payment service", atPayment, atPayment.at, atPayment.at.Add(own-hop),
+			fmt.Sprintf("without a header from its caller the order service works within its own %v", own))
+
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Hang: hang}))
+		began := time.Now()
+		_, err = placeWithHeader(context.Background(), sys, "")
+		took := time.Since(began)
+		if took > own+slack || took < own-slack || !errors.Is(err, fooddelivery.ErrTimeout) {
+			t.Fatalf("step 1: the caller sent no budget and payment hung; the order service answered after %v with %v. "+
+				"Without a header it must work for its own %v, then answer 504 (a timeout).", took, err, own)
+		}
+	})
+}
+
+func TestStep2TooShortBudgetFailsFast(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		const callers = 100 * time.Millisecond
+		sys := start(t, nil)
+		require.NoError(t, sys.Faults.Set("menu", "GET /restaurants/{id}/menu", faults.Fault{Latency: 300 * time.Millisecond}))
+
+		began := time.Now()
+		_, err := placeWithHeader(context.Background(), sys, strconv.Itoa(int(callers.Milliseconds())))
+		took := time.Since(began)
+		menus, charges := menuCalls(sys), sys.Ledger.Total()
+		require.Error(t, err, "step 2: the caller left %v for a checkout that needs at least %v, yet it succeeded", callers, need)
+		if menus > 0 || charges > 0 || took > 0 {
+			t.Fatalf("step 2: the caller left %v for a checkout that needs at least %v; the order service answered after %v, "+
+				"having sent %d request(s) to the menu service and executed %d charge(s).\n"+
+				"Work that cannot finish in time is load nobody benefits from: check the budget before calling next, "+
+				"and answer 504 at once, without a single downstream call.", callers, need, took, menus, charges)
+		}
+		var ce *fooddelivery.CallError
+		require.ErrorAs(t, err, &ce, "step 2: the order service must answer, not drop the connection")
+		assert.Equal(t, http.StatusGatewayTimeout, ce.Status, "step 2: a budget too short for the work is answered 504 Gateway Timeout")
+	})
+}
+
+func TestStep2EnoughBudgetStillWorks(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		const callers = 600 * time.Millisecond
+		sys := start(t, nil)
+		require.NoError(t, sys.Faults.Set("menu", "GET /restaurants/{id}/menu", faults.Fault{Latency: 100 * time.Millisecond}))
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Latency: 100 * time.Millisecond}))
+
+		placed, err := placeWithHeader(context.Background(), sys, strconv.Itoa(int(callers.Milliseconds())))
+		if err != nil {
+			t.Fatalf("step 2: the caller left %v, more than the %v a checkout needs, and menu and payment took 100ms each; "+
+				"the checkout failed: %v. Only a budget below need fails fast.", callers, need, err)
+		}
+		assert.Equal(t, 1, sys.Ledger.ChargesFor(placed.ID), "step 2: the order is charged exactly once")
+	})
+}
+
+func TestStep2NothingLeftIsNotSent(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		const left = 30 * time.Millisecond
+		sys := start(t, nil)
+
+		ctx, cancel := context.WithTimeout(context.Background(), left)
+		defer cancel()
+		began := time.Now()
+		_, err := gateway(t, sys).PlaceOrder(ctx, "alice", pizza)
+		took := time.Since(began)
+		received := sys.Metrics.Route("order", "POST /orders").Received.Load()
+		require.Error(t, err, "step 2: the gateway had %v left, less than the %v hop allowance, yet the checkout succeeded", left, hop)
+		if received > 0 || took > 0 {
+			t.Fatalf("step 2: the gateway had %v left, less than the %v a hop takes; its request still went out "+
+				"(the order service received %d) and the gateway waited %v.\n"+
+				"A request that cannot arrive in time is not sent: your Transport fails at once with an error "+
+				"wrapping context.DeadlineExceeded.", left, hop, received, took)
+		}
+		assert.ErrorIs(t, err, fooddelivery.ErrTimeout, "step 2: a request not sent for lack of time is a timeout")
+	})
+}
+
+// gaveUp runs one checkout through gateway with ctx, which the caller
+// abandons, waits until the order service has finished whatever it still
+// does, and reports what happened after the caller left.
+type afterLeaving struct {
+	wasted       time.Duration // order's time spent on calls after the caller left
+	startedAfter int64         // calls the order service started after the caller left
+	charges      int           // charges executed
+	payments     int64         // requests that reached payment
+}
+
+func checkoutAbandoned(t *testing.T, sys *system.System, ctx context.Context) afterLeaving {
+	gateway(t, sys).PlaceOrder(ctx, "alice", pizza)
+	time.Sleep(own + time.Second) // whatever the order service still does ends by then
+	stats := sys.Metrics.Route("order", "POST /orders")
+	return afterLeaving{
+		wasted:       stats.WastedWorkDuration(),
+		startedAfter: stats.WorkAfterCallerLeft.Load(),
+		charges:      sys.Ledger.Total(),
+		payments:     sys.Metrics.Route("payment", "POST /charges").Received.Load(),
+	}
+}
+
+func TestStep3CallerWhoHangsUpStopsTheCheckout(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		const menuTakes, userLeaves = 3 * time.Second, 500 * time.Millisecond
+		sys := start(t, nil)
+		require.NoError(t, sys.Faults.Set("menu", "GET /restaurants/{id}/menu", faults.Fault{Latency: menuTakes}))
+
+		ctx, cancel := context.WithTimeout(context.Background(), own)
+		defer cancel()
+		time.AfterFunc(userLeaves, cancel) // the user closes the app
+		got := checkoutAbandoned(t, sys, ctx)
+		if got.wasted > 10*time.Millisecond || got.startedAfter > 0 || got.charges > 0 {
+			t.Fatalf("step 3: the caller hung up %v into the checkout while the menu service took %v; the order service then "+
+				"spent %v more on calls nobody waited for, started %d call(s) after the caller left, and executed %d charge(s).\n"+
+				"When the caller goes, its work must stop: derive the request's deadline from r.Context() (net/http cancels it "+
+				"when the caller hangs up), and send every outgoing request with the context it was given.",
+				userLeaves, menuTakes, got.wasted, got.startedAfter, got.charges)
+		}
+	})
+}
+
+func TestStep3ExpiredBudgetStopsTheCheckout(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		const menuTakes = 5 * time.Second
+		sys := start(t, nil)
+		require.NoError(t, sys.Faults.Set("menu", "GET /restaurants/{id}/menu", faults.Fault{Latency: menuTakes}))
+
+		ctx, cancel := context.WithTimeout(context.Background(), budget)
+		defer cancel()
+		got := checkoutAbandoned(t, sys, ctx)
+		if got.wasted > 10*time.Millisecond || got.startedAfter > 0 || got.charges > 0 || got.payments > 0 {
+			t.Fatalf("step 3: the gateway gave up after its %v budget while the menu service took %v; the order service then "+
+				"spent %v more on calls nobody waited for, started %d call(s) after the gateway left, and executed %d charge(s) "+
+				"for an order the user was told had failed.\nThe budget the gateway sent must end the order service's work "+
+				"before the gateway gives up.", budget, menuTakes, got.wasted, got.startedAfter, got.charges)
+		}
+	})
+}
+
+func TestStep4BadBudgetsAreNeverTrusted(t *testing.T) {
+	cases := []struct{ name, value string }{
+		{"not a number", "soon"},
+		{"negative", "-1500"},
+		{"an hour", "3600000"},
+		{"beyond int64", "99999999999999999999"},
+		{"int64 max, overflows as a duration", "9223372036854775807"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 4, Stuck: "PlaceOrder was still waiting for the hanging payment service"}, func(t *testing.T) {
+				w := &wire{}
+				sys := start(t, w)
+				placed, err := placeWithHeader(context.Background(), sys, c.value)
+				if err != nil {
+					t.Fatalf("step 4: the caller sent %s: %q and the healthy checkout failed: %v.\n"+
+						"A value you cannot trust is ignored (or clamped): the service falls back to its own %v budget "+
+						"and works as usual. It must never crash or turn into an expired deadline.",
+						fooddelivery.HeaderTimeoutMs, c.value, err, own)
+				}
+				assert.Equal(t, 1, sys.Ledger.ChargesFor(placed.ID), "step 4: the order is charged exactly once")
+				atPayment, ok := w.first("payment")
+				require.True(t, ok, "step 4: the checkout succeeded without a payment call")
+				if !atPayment.sent {
+					t.Fatalf("step 4: the caller sent %s: %q; payment received no budget at all. The order service falls back "+
+						"to its own %v and passes what is left of it on (finish step 1 first).", fooddelivery.HeaderTimeoutMs, c.value, own)
+				}
+				ms, err := strconv.ParseInt(atPayment.value, 10, 64)
+				passed := time.Duration(ms) * time.Millisecond
+				if err != nil || passed > own-hop || passed < own-hop-slack {
+					t.Fatalf("step 4: the caller sent %s: %q; the order service passed %q on to payment. "+
+						"It must fall back to its own %v budget (clamp or ignore the value, never let it extend anything), "+
+						"and pass on %v less the hop allowance.", fooddelivery.HeaderTimeoutMs, c.value, atPayment.value, own, own)
+				}
+
+				require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Hang: hang}))
+				began := time.Now()
+				_, err = placeWithHeader(context.Background(), sys, c.value)
+				took := time.Since(began)
+				if took > own+slack || !errors.Is(err, fooddelivery.ErrTimeout) {
+					t.Fatalf("step 4: the caller sent %s: %q and payment hung; the order service answered after %v with %v. "+
+						"No header value may stretch the order service past its own %v: answer 504 by then.",
+						fooddelivery.HeaderTimeoutMs, c.value, took, err, own)
+				}
+			})
+		})
+	}
+}

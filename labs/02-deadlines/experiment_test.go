@@ -1,0 +1,121 @@
+package deadlines_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/order"
+	"github.com/gophereats/resilience/fooddelivery/system"
+)
+
+// The story's overload: the menu service is swamped and answers in 1 to 5
+// seconds (uniformly), the gateway gives every checkout 2 seconds, and the
+// order service, left to itself, waits up to its own 10 seconds for prices
+// and then charges the card.
+const (
+	expCheckouts  = 300
+	expEvery      = 200 * time.Millisecond // five checkouts a second for a minute
+	expMenuMin    = time.Second
+	expMenuSpread = 4 * time.Second // menu answers in [1s, 5s)
+	expPayment    = 100 * time.Millisecond
+	expSeed       = 4 // the same fault draws in both runs
+)
+
+// analyticWaste is the naive order service's expected work per checkout
+// after the gateway gave up: the part of the menu wait beyond the budget,
+// E[max(0, L-2s)] for L uniform on [1s, 5s) = (3s)^2 / 2 / 4s = 1.125s,
+// plus the payment call made for the 3 in 4 checkouts whose menu answered
+// late: 0.75 * 100ms.
+func analyticWaste() time.Duration {
+	lo, hi := expMenuMin.Seconds(), (expMenuMin + expMenuSpread).Seconds()
+	b := budget.Seconds()
+	late := (hi - b) / (hi - lo)
+	menuTail := (hi - b) * (hi - b) / 2 / (hi - lo)
+	return time.Duration((menuTail + late*expPayment.Seconds()) * float64(time.Second))
+}
+
+type overloadResult struct {
+	answered     int64         // checkouts the gateway got an answer for in time
+	wasted       time.Duration // order's dependency-call time after the gateway gave up
+	startedAfter int64         // dependency calls started after the gateway gave up
+	lateCharges  int           // charges for checkouts the gateway had given up on
+}
+
+func (r overloadResult) perCheckout() time.Duration { return r.wasted / expCheckouts }
+
+// runOverload offers expCheckouts checkouts, one every expEvery, each with
+// the gateway's 2s budget, through gw, and measures the order service's
+// work after the gateway gave up (ground truth: the gateway's own record
+// of when it gave up, System.Callers).
+func runOverload(t *testing.T, sys *system.System, gw *order.Client) overloadResult {
+	must := func(err error) {
+		if err != nil {
+			t.Fatalf("step 5: setting up the faults: %v", err)
+		}
+	}
+	must(sys.Faults.Set("menu", "GET /restaurants/{id}/menu", faults.Fault{Latency: expMenuMin, Jitter: expMenuSpread}))
+	must(sys.Faults.Set("payment", "POST /charges", faults.Fault{Latency: expPayment}))
+	var answered atomic.Int64
+	var wg sync.WaitGroup
+	for i := range expCheckouts {
+		wg.Go(func() {
+			// The same ids in both runs give the same menu latencies.
+			ctx := fooddelivery.WithRequestID(context.Background(), fmt.Sprint("checkout-", i))
+			ctx, cancel := context.WithTimeout(ctx, budget)
+			defer cancel()
+			if _, err := gw.PlaceOrder(ctx, "alice", pizza); err == nil {
+				answered.Add(1)
+			}
+		})
+		time.Sleep(expEvery)
+	}
+	wg.Wait()
+	time.Sleep(own + time.Second) // let the order service finish what it still does
+	stats := sys.Metrics.Route("order", "POST /orders")
+	return overloadResult{
+		answered:     answered.Load(),
+		wasted:       stats.WastedWorkDuration(),
+		startedAfter: stats.WorkAfterCallerLeft.Load(),
+		lateCharges:  sys.Ledger.Total() - int(answered.Load()),
+	}
+}
+
+func TestStep5Experiment(t *testing.T) {
+	var naive, propagated overloadResult
+	labtest.Run(t, labtest.Options{Step: 5, Watchdog: 30 * time.Minute}, func(t *testing.T) {
+		sys := labtest.StartSystem(t, system.Config{Seed: expSeed, OrderDeadlines: system.NaiveOrderDeadlines(own)})
+		base := (&memnet.Dialer{Network: sys.Network}).Transport()
+		t.Cleanup(base.CloseIdleConnections)
+		naiveGateway := order.NewClient(&http.Client{Transport: sys.Callers.Track(base)}, memnet.ServiceURL("order"))
+		naive = runOverload(t, sys, naiveGateway)
+
+		sys = startSeeded(t, nil, expSeed)
+		propagated = runOverload(t, sys, gateway(t, sys))
+	})
+	t.Logf("step 5: %d checkouts, one every %v; menu answers in %v-%v; the gateway gives up after %v; the order service's own budget is %v",
+		expCheckouts, expEvery, expMenuMin, expMenuMin+expMenuSpread, budget, own)
+	t.Logf("%-22s %9s %14s %16s %13s", "order service", "answered", "wasted work", "per checkout", "late charges")
+	t.Logf("%-22s %9d %14v %16v %13d   (expected per checkout: %v)", "naive, own 10s budget",
+		naive.answered, naive.wasted.Round(time.Second), naive.perCheckout().Round(time.Millisecond), naive.lateCharges, analyticWaste().Round(time.Millisecond))
+	t.Logf("%-22s %9d %14v %16v %13d   (target: below 5%% of naive)", "yours, propagated",
+		propagated.answered, propagated.wasted.Round(time.Millisecond), propagated.perCheckout().Round(time.Millisecond), propagated.lateCharges)
+
+	if w, want := naive.perCheckout(), analyticWaste(); w < want*3/4 || w > want*5/4 {
+		t.Errorf("step 5: the naive order service wasted %v per checkout; the model expects about %v. Did the system or the faults change?", w, want)
+	}
+	if limit := naive.wasted / 20; propagated.wasted > limit || propagated.lateCharges > 0 {
+		t.Errorf("step 5: with your deadlines the order service still spent %v on calls after the gateway had given up "+
+			"(the naive one: %v; the target is below 5%%, %v) and executed %d charge(s) for checkouts the gateway had "+
+			"already reported as failed. Finish steps 1-4 first.", propagated.wasted.Round(time.Millisecond), naive.wasted.Round(time.Second),
+			limit.Round(time.Millisecond), propagated.lateCharges)
+	}
+}
