@@ -112,7 +112,7 @@ func (q *Queue) Consume(ctx context.Context, workers int, h Handler) error {
 
 func (q *Queue) work(ctx context.Context, h Handler) error {
 	for {
-		it, wait, ok := q.receive()
+		it, m, wait, ok := q.receive()
 		if !ok {
 			return nil
 		}
@@ -126,7 +126,6 @@ func (q *Queue) work(ctx context.Context, h Handler) error {
 			}
 			continue
 		}
-		m := it.m
 		err := h(ctx, m)
 		if err == nil && (q.CrashAfterHandling == nil || !q.CrashAfterHandling(m)) {
 			q.delete(it)
@@ -137,14 +136,15 @@ func (q *Queue) work(ctx context.Context, h Handler) error {
 	}
 }
 
-// receive returns the first visible message, marking it invisible, or how
-// long to wait for one; ok is false when the queue is empty.
-func (q *Queue) receive() (it *item, wait time.Duration, ok bool) {
+// receive returns the first visible message (its item, and a copy of the
+// message as delivered), marking it invisible, or how long to wait for
+// one; ok is false when the queue is empty.
+func (q *Queue) receive() (it *item, m Message, wait time.Duration, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for {
 		if len(q.pending) == 0 {
-			return nil, 0, false
+			return nil, Message{}, 0, false
 		}
 		now := time.Now()
 		next := q.pending[0].visibleAt
@@ -158,7 +158,7 @@ func (q *Queue) receive() (it *item, wait time.Duration, ok bool) {
 			}
 		}
 		if it == nil {
-			return nil, next.Sub(now), true
+			return nil, Message{}, next.Sub(now), true
 		}
 		if it.m.Receives >= q.maxReceives() {
 			q.remove(it)
@@ -169,7 +169,7 @@ func (q *Queue) receive() (it *item, wait time.Duration, ok bool) {
 		it.m.Receives++
 		it.visibleAt = now.Add(q.visibility())
 		q.received++
-		return it, 0, true
+		return it, it.m, 0, true
 	}
 }
 

@@ -1,0 +1,144 @@
+package idempotency_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery/courier"
+	"github.com/gophereats/resilience/fooddelivery/dispatch"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	"github.com/gophereats/resilience/fooddelivery/system"
+	idempotency "github.com/gophereats/resilience/labs/08-idempotency"
+)
+
+// publish puts n "order placed" messages (orders ord-1 ... ord-n) on q.
+func publish(q *dispatch.Queue, n int) {
+	for i := range n {
+		q.Publish(fmt.Sprint("ord-", i+1), system.SampleRestaurant)
+	}
+}
+
+// doubleDispatched returns how many of orders ord-1 ... ord-n had more than
+// one courier sent, and a description of the first.
+func doubleDispatched(f *dispatch.Fleet, n int) (count int, example string) {
+	for i := range n {
+		id := fmt.Sprint("ord-", i+1)
+		if cs := f.Couriers(id); len(cs) > 1 {
+			count++
+			if example == "" {
+				example = fmt.Sprintf("%s: %s drove to %s", id, strings.Join(cs, " and "), system.SampleRestaurant)
+			}
+		}
+	}
+	return count, example
+}
+
+// unserved returns how many of orders ord-1 ... ord-n got no courier.
+func unserved(f *dispatch.Fleet, n int) int {
+	count := 0
+	for i := range n {
+		if len(f.Couriers(fmt.Sprint("ord-", i+1))) == 0 {
+			count++
+		}
+	}
+	return count
+}
+
+func consume(t *testing.T, q *dispatch.Queue, workers int, fleet *dispatch.Fleet) {
+	t.Helper()
+	err := q.Consume(context.Background(), workers, func(ctx context.Context, m dispatch.Message) error {
+		return idempotency.AssignCourier(ctx, fleet, m)
+	})
+	require.NoError(t, err, "step 5: consuming the queue")
+}
+
+func TestStep5RedeliveredMessageAssignsOneCourier(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 5}, func(t *testing.T) {
+		const orders = 10
+		fleet := dispatch.NewFleet(courier.NewBoard())
+		crashed := 0
+		crashes := map[string]bool{"ord-1": true, "ord-4": true, "ord-7": true, "ord-10": true}
+		q := &dispatch.Queue{CrashAfterHandling: func(m dispatch.Message) bool {
+			crash := crashes[m.OrderID] && m.Receives == 1 // after the first delivery only
+			if crash {
+				crashed++
+			}
+			return crash
+		}}
+		publish(q, orders)
+		consume(t, q, 1, fleet)
+
+		if n, example := doubleDispatched(fleet, orders); n > 0 {
+			t.Fatalf("step 5: the consumer crashed %d times after sending a courier and before deleting the message; "+
+				"the queue delivered those messages again (%d deliveries for %d orders) and %d orders got two couriers (%s). "+
+				"A redelivered order must get the courier it already has.", crashed, q.Received(), orders, n, example)
+		}
+		require.Zero(t, unserved(fleet, orders), "step 5: every order must get a courier")
+	})
+}
+
+func TestStep5DeadLetterReplayAssignsOneCourier(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 5}, func(t *testing.T) {
+		fleet := dispatch.NewFleet(courier.NewBoard())
+		crashLoop := true // the consumer crashes after every delivery of ord-1
+		q := &dispatch.Queue{CrashAfterHandling: func(m dispatch.Message) bool { return crashLoop && m.OrderID == "ord-1" }}
+		publish(q, 3)
+		consume(t, q, 1, fleet)
+		dead := q.DeadLetters()
+		require.Len(t, dead, 1, "step 5: ord-1's message must end in the dead-letter queue after %d receives", dispatch.DefaultMaxReceives)
+
+		crashLoop = false // the bug is fixed; an operator redrives the dead letters
+		q.Redrive()
+		consume(t, q, 1, fleet)
+		if cs := fleet.Couriers("ord-1"); len(cs) != 1 {
+			t.Fatalf("step 5: ord-1's message (%s) was received %d times and dead-lettered, then redriven as a new message; "+
+				"%d couriers were sent to %s (%s). A replay from the dead-letter queue carries a new message id: "+
+				"deduplicate on the order, not on the message.", dead[0].ID, dead[0].Receives, len(cs), dead[0].RestaurantID, strings.Join(cs, ", "))
+		}
+	})
+}
+
+func TestStep5SlowHandlerRedeliveredAssignsOneCourier(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 5}, func(t *testing.T) {
+		const orders = 3
+		fleet := dispatch.NewFleet(courier.NewBoard())
+		fleet.SendLatency = 45 * time.Second // longer than the visibility timeout
+		q := &dispatch.Queue{VisibilityTimeout: 30 * time.Second}
+		publish(q, orders)
+		consume(t, q, 2, fleet)
+
+		if n, example := doubleDispatched(fleet, orders); n > 0 {
+			t.Fatalf("step 5: pushing a job to a courier's phone took %v, longer than the queue's %v visibility timeout, "+
+				"so a second worker received each message while the first was still sending (%d deliveries for %d orders); "+
+				"%d orders got two couriers (%s). Checking \"already sent?\" before a slow send is check-then-act: "+
+				"record the order's courier atomically first (the courier board's Assign), then send.",
+				fleet.SendLatency, q.VisibilityTimeout, q.Received(), orders, n, example)
+		}
+		require.Zero(t, unserved(fleet, orders), "step 5: every order must get a courier")
+	})
+}
+
+func TestStep5FailedSendIsRetried(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 5}, func(t *testing.T) {
+		const orders = 4
+		fleet := dispatch.NewFleet(courier.NewBoard())
+		fleet.FailNext(2) // the phones of the first two orders' couriers are unreachable once
+		q := &dispatch.Queue{}
+		publish(q, orders)
+		consume(t, q, 1, fleet)
+
+		if n := unserved(fleet, orders); n > 0 {
+			t.Fatalf("step 5: two pushes to couriers' phones failed; %d of %d orders never got a courier (%d deliveries). "+
+				"AssignCourier must return the error, so the message stays in the queue and is delivered again.",
+				n, orders, q.Received())
+		}
+		if n, example := doubleDispatched(fleet, orders); n > 0 {
+			t.Fatalf("step 5: after failed pushes were retried, %d orders got two couriers (%s)", n, example)
+		}
+	})
+}

@@ -1,0 +1,352 @@
+package idempotency_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/payment"
+	"github.com/gophereats/resilience/fooddelivery/retry"
+	"github.com/gophereats/resilience/fooddelivery/system"
+	idempotency "github.com/gophereats/resilience/labs/08-idempotency"
+)
+
+var pizza = fooddelivery.PlaceOrderInput{
+	RestaurantID: system.SampleRestaurant,
+	Items:        []fooddelivery.OrderItem{{DishID: system.SampleDish, Quantity: 2}},
+	Card:         "tok_visa",
+}
+
+// chargeRetries is the order service's retry policy for charges in this
+// lab: 4 attempts, 100ms base backoff with full jitter (fooddelivery/retry).
+func chargeRetries() *retry.Policy { return &retry.Policy{Attempts: 4, Seed: 8} }
+
+// startKeyed runs the system with your ChargeKey on the order side, the
+// given key store in the payment service and retries on the charge.
+func startKeyed(t *testing.T, keys payment.KeyStore, proc *payment.Processor) *system.System {
+	return labtest.StartSystem(t, system.Config{
+		Seed:             8,
+		PaymentKeys:      keys,
+		PaymentProcessor: proc,
+		ChargeKey:        idempotency.ChargeKey,
+		ChargeRetry:      chargeRetries(),
+	})
+}
+
+// payer calls the payment service directly, as the order service does.
+func payer(sys *system.System) *payment.Client {
+	return payment.NewClient(sys.HTTPClient(), memnet.ServiceURL("payment"))
+}
+
+// placeOrders places n pizza orders for alice one after the other, each
+// under its own request id (so fault draws are fixed per order), and
+// returns how many failed.
+func placeOrders(sys *system.System, prefix string, n int) (failed int) {
+	for i := range n {
+		ctx := fooddelivery.WithRequestID(context.Background(), fmt.Sprintf("%s-%d", prefix, i+1))
+		if _, err := sys.Orders().PlaceOrder(ctx, "alice", pizza); err != nil {
+			failed++
+		}
+	}
+	return failed
+}
+
+// status returns the HTTP status a payment call failed with (0 for none).
+func status(err error) int {
+	var ce *fooddelivery.CallError
+	if errors.As(err, &ce) {
+		return ce.Status
+	}
+	return 0
+}
+
+// keySpy is a payment.KeyStore that only records which keys reached the
+// payment service for which order, and lets every request run.
+type keySpy struct {
+	mu   sync.Mutex
+	keys map[string][]string // order id -> key of each request, in arrival order
+}
+
+func (s *keySpy) Begin(key string, req fooddelivery.ChargeRequest) (*payment.Outcome, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.keys == nil {
+		s.keys = map[string][]string{}
+	}
+	s.keys[req.OrderID] = append(s.keys[req.OrderID], key)
+	return nil, nil
+}
+
+func (s *keySpy) Finish(string, payment.Outcome) {}
+
+func TestStep1OneKeyPerOrderAcrossRetries(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		const orders = 20
+		spy := &keySpy{}
+		sys := startKeyed(t, spy, nil)
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{LoseResponse: true, Probability: 0.5}))
+		placeOrders(sys, "step1", orders)
+
+		owner := map[string]string{} // key -> the order that sent it
+		retried := 0
+		for _, o := range sys.Store.Orders() {
+			keys := spy.keys[o.ID]
+			if len(keys) > 1 {
+				retried++
+			}
+			for i, k := range keys {
+				if k == "" {
+					t.Fatalf("step 1: attempt %d of %d to charge order %s reached payment without an %s header. "+
+						"Without a key the payment service cannot tell a retry from a new charge. ChargeKey must return a key.",
+						i+1, len(keys), o.ID, fooddelivery.HeaderIdempotencyKey)
+				}
+				if k != keys[0] {
+					t.Fatalf("step 1: order %s reached payment %d times (its responses were lost and it was retried) "+
+						"with different keys: %q on the first request, %q on request %d. "+
+						"A retry must reuse the key of the first attempt; build it from what stays the same for the order, "+
+						"never from the attempt number, the time or a random value.", o.ID, len(keys), keys[0], k, i+1)
+				}
+			}
+			if len(keys) > 0 {
+				if other, ok := owner[keys[0]]; ok {
+					t.Fatalf("step 1: orders %s and %s (same customer, same pizza, same card) were charged with the same key %q: "+
+						"the payment service would replay the first order's charge to the second, which is never paid. "+
+						"The key must name the order, not its contents.", other, o.ID, keys[0])
+				}
+				owner[keys[0]] = o.ID
+			}
+		}
+		require.NotZero(t, retried, "step 1: no charge was retried (%d lost responses); the scenario needs retries",
+			sys.Faults.Applied("payment", "POST /charges"))
+	})
+}
+
+func TestStep2LostResponseIsReplayed(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		store := idempotency.NewKeyStore()
+		sys := startKeyed(t, store, nil)
+		pay := payer(sys)
+		req := fooddelivery.ChargeRequest{OrderID: "ord-lost", AmountCents: 2400, Card: "tok_visa"}
+		const key = "test/charge/ord-lost"
+
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{LoseResponse: true}))
+		_, lostErr := pay.ChargeWithKey(context.Background(), req, key, 1)
+		sys.Faults.Clear("payment", "POST /charges")
+		require.Error(t, lostErr, "step 2: the response to the first charge was to be lost, yet it arrived")
+
+		ch, err := pay.ChargeWithKey(context.Background(), req, key, 2)
+		charges := sys.Ledger.ChargesFor(req.OrderID)
+		received := sys.Metrics.Route("payment", "POST /charges").Received.Load()
+		if err != nil || charges != 1 {
+			t.Fatalf("step 2: payment charged the card and the response was lost; the retry with the same key got "+
+				"(error: %v) and payment has now executed %d charges for the order (%d requests received). "+
+				"The first charge must be stored under its key in Finish, and Begin must hand it back to the retry: "+
+				"one charge, and the retry gets its answer.", err, charges, received)
+		}
+		first := sys.Ledger.Charges()[0]
+		require.Equal(t, first.ID, ch.ID, "step 2: the retry must receive the charge that was executed (a replay), not a new one")
+	})
+}
+
+func TestStep2OrdersChargedOnceDespiteLostResponses(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		const orders = 20
+		sys := startKeyed(t, idempotency.NewKeyStore(), nil)
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{LoseResponse: true, Probability: 0.3}))
+		failed := placeOrders(sys, "step2", orders)
+
+		lost := sys.Faults.Applied("payment", "POST /charges")
+		double, uncharged, example := 0, 0, ""
+		for _, o := range sys.Store.Orders() {
+			switch n := sys.Ledger.ChargesFor(o.ID); {
+			case n > 1:
+				double++
+				if example == "" {
+					example = fmt.Sprintf("%s was charged %d times", o.ID, n)
+				}
+			case n == 0 && o.Status == fooddelivery.OrderPlaced:
+				uncharged++
+			}
+		}
+		if double > 0 || uncharged > 0 {
+			t.Fatalf("step 2: payment lost %d responses after charging, and the order service retried with the same key; "+
+				"%d of %d orders were charged more than once (%s) and %d placed orders were never charged. "+
+				"Every order must be charged exactly once.", lost, double, orders, example, uncharged)
+		}
+		require.NotZero(t, lost, "step 2: no response was lost; the scenario needs lost responses")
+		require.LessOrEqual(t, failed, 1, "step 2: %d of %d orders failed; with 4 attempts and 30%% lost responses almost all succeed", failed, orders)
+	})
+}
+
+func TestStep2DeclineIsReplayedNotRetried(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		proc := &payment.Processor{}
+		sys := startKeyed(t, idempotency.NewKeyStore(), proc)
+		req := fooddelivery.ChargeRequest{OrderID: "ord-declined", AmountCents: 2400, Card: payment.DeclinedCard}
+		const key = "test/charge/ord-declined"
+
+		_, first := payer(sys).ChargeWithKey(context.Background(), req, key, 1)
+		require.Equal(t, http.StatusPaymentRequired, status(first), "step 2: the card is declined: payment answers 402 (got %v)", first)
+		_, again := payer(sys).ChargeWithKey(context.Background(), req, key, 2)
+		if calls := proc.Calls(); calls != 1 || status(again) != http.StatusPaymentRequired {
+			t.Fatalf("step 2: a declined charge (402) was sent again with the same key: the card processor was asked %d times "+
+				"and the repeat got %v. A decline is a final outcome: store it and replay it, success or error "+
+				"(the IETF draft; card networks also limit and charge for re-attempts of declined cards).", calls, again)
+		}
+	})
+}
+
+func TestStep2ServerErrorIsNotReplayedForever(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		proc := &payment.Processor{}
+		sys := startKeyed(t, idempotency.NewKeyStore(), proc)
+		req := fooddelivery.ChargeRequest{OrderID: "ord-blip", AmountCents: 2400, Card: "tok_visa"}
+		const key = "test/charge/ord-blip"
+
+		proc.FailNext(1)
+		_, first := payer(sys).ChargeWithKey(context.Background(), req, key, 1)
+		require.Equal(t, http.StatusServiceUnavailable, status(first), "step 2: the processor is down for one call: 503 (got %v)", first)
+		time.Sleep(time.Second)
+		_, err := payer(sys).ChargeWithKey(context.Background(), req, key, 2)
+		if charges := sys.Ledger.ChargesFor(req.OrderID); err != nil || charges != 1 {
+			t.Fatalf("step 2: the card processor failed once (503, nothing charged) and was healthy again a second later; "+
+				"the retry with the same key got %v and %d charges were executed. A stored 5xx replayed for %v "+
+				"means this order can never be paid. The reference keeps no 5xx: payment answers 5xx only when nothing "+
+				"was charged, so Finish releases the key (see the README for Stripe's different choice).", err, charges, idempotency.KeyTTL)
+		}
+	})
+}
+
+func TestStep3SameKeyDifferentPayloadIsRejected(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		sys := startKeyed(t, idempotency.NewKeyStore(), nil)
+		const key = "test/charge/ord-422"
+		req := fooddelivery.ChargeRequest{OrderID: "ord-422", AmountCents: 2400, Card: "tok_visa"}
+		_, err := payer(sys).ChargeWithKey(context.Background(), req, key, 1)
+		require.NoError(t, err, "step 3: the first charge with a fresh key must succeed")
+
+		bigger := req
+		bigger.AmountCents = 9900
+		_, err = payer(sys).ChargeWithKey(context.Background(), bigger, key, 1)
+		if status(err) != http.StatusUnprocessableEntity {
+			t.Fatalf("step 3: key %q was used for a charge of %d cents, then sent with a charge of %d cents; payment answered %v "+
+				"and has %d charges for the order. The same key with a different request is a client bug: "+
+				"Begin must return payment.ErrKeyMismatch (422) and charge nothing.",
+				key, req.AmountCents, bigger.AmountCents, err, sys.Ledger.ChargesFor(req.OrderID))
+		}
+		require.Equal(t, 1, sys.Ledger.ChargesFor(req.OrderID), "step 3: only the first request may charge")
+	})
+}
+
+func TestStep3MissingKeyIsRejected(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		sys := startKeyed(t, idempotency.NewKeyStore(), nil)
+		req := fooddelivery.ChargeRequest{OrderID: "ord-nokey", AmountCents: 2400, Card: "tok_visa"}
+		_, err := payer(sys).ChargeWithKey(context.Background(), req, "", 1)
+		if status(err) != http.StatusBadRequest {
+			t.Fatalf("step 3: a charge without an %s header got %v and %d charges were executed. "+
+				"A request that can never be retried safely is refused: Begin must return payment.ErrKeyMissing (400).",
+				fooddelivery.HeaderIdempotencyKey, err, sys.Ledger.ChargesFor(req.OrderID))
+		}
+		require.Zero(t, sys.Ledger.Total(), "step 3: a refused request charges nothing")
+	})
+}
+
+func TestStep3ConcurrentDuplicatesChargeOnce(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		const copies, latency = 5, 2 * time.Second
+		proc := &payment.Processor{Latency: latency}
+		sys := startKeyed(t, idempotency.NewKeyStore(), proc)
+		req := fooddelivery.ChargeRequest{OrderID: "ord-dup", AmountCents: 2400, Card: "tok_visa"}
+		const key = "test/charge/ord-dup"
+
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		ok, inUse := 0, 0
+		for range copies {
+			wg.Go(func() {
+				_, err := payer(sys).ChargeWithKey(context.Background(), req, key, 1)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					ok++
+				case payment.IsKeyInUse(err):
+					inUse++
+				}
+			})
+		}
+		wg.Wait()
+		if charges := sys.Ledger.ChargesFor(req.OrderID); charges != 1 || ok != 1 || inUse != copies-1 {
+			t.Fatalf("step 3: %d requests with the same key arrived together, and each charge takes %v at the processor "+
+				"(between Begin and Finish); payment executed %d charges, %d requests succeeded and %d got 409. "+
+				"Begin must check and reserve the key in one critical section: exactly one runs, the others get "+
+				"payment.ErrKeyInFlight (409) until it finishes.", copies, latency, charges, ok, inUse)
+		}
+		ch, err := payer(sys).ChargeWithKey(context.Background(), req, key, 2)
+		require.NoError(t, err, "step 3: once the first request finished, a retry with the same key gets its stored answer")
+		require.Equal(t, sys.Ledger.Charges()[0].ID, ch.ID, "step 3: the retry after completion is a replay of the one charge")
+	})
+}
+
+func TestStep4KeysLiveForThePublishedTime(t *testing.T) {
+	if idempotency.KeyTTL < 24*time.Hour || idempotency.KeyTTL > 7*24*time.Hour {
+		t.Fatalf("step 4: KeyTTL is %v; publish a finite lifetime of at least 24 hours (Stripe's figure), at most 7 days", idempotency.KeyTTL)
+	}
+	labtest.Run(t, labtest.Options{Step: 4, Watchdog: idempotency.KeyTTL + time.Hour}, func(t *testing.T) {
+		sys := startKeyed(t, idempotency.NewKeyStore(), nil)
+		const key = "test/charge/ttl"
+		first := fooddelivery.ChargeRequest{OrderID: "ord-ttl-1", AmountCents: 2400, Card: "tok_visa"}
+		second := fooddelivery.ChargeRequest{OrderID: "ord-ttl-2", AmountCents: 1200, Card: "tok_visa"}
+		_, err := payer(sys).ChargeWithKey(context.Background(), first, key, 1)
+		require.NoError(t, err, "step 4: the first charge with a fresh key must succeed")
+
+		time.Sleep(idempotency.KeyTTL - time.Minute)
+		_, err = payer(sys).ChargeWithKey(context.Background(), first, key, 2)
+		require.NoError(t, err, "step 4: a retry a minute before KeyTTL (%v) is over must still be replayed", idempotency.KeyTTL)
+		require.Equal(t, 1, sys.Ledger.ChargesFor(first.OrderID), "step 4: a retry within KeyTTL charges nothing")
+
+		time.Sleep(2 * time.Minute)
+		_, err = payer(sys).ChargeWithKey(context.Background(), second, key, 1)
+		if err != nil || sys.Ledger.ChargesFor(second.OrderID) != 1 {
+			t.Fatalf("step 4: key %q was used %v ago, a minute past its published lifetime KeyTTL = %v; a new charge with it "+
+				"got %v. An expired key is forgotten and free to be used again (so Begin must drop keys older than KeyTTL).",
+				key, idempotency.KeyTTL+time.Minute, idempotency.KeyTTL, err)
+		}
+	})
+}
+
+func TestStep4ExpiredKeysAreForgotten(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4, Watchdog: idempotency.KeyTTL + time.Hour}, func(t *testing.T) {
+		const keys = 500
+		store := idempotency.NewKeyStore()
+		body := []byte(`{"id":"ch_1"}`)
+		for i := range keys {
+			key := fmt.Sprint("test/charge/mem-", i)
+			_, err := store.Begin(key, fooddelivery.ChargeRequest{OrderID: key, AmountCents: 100, Card: "tok_visa"})
+			require.NoError(t, err, "step 4: Begin with a fresh key must let the charge run")
+			store.Finish(key, payment.Outcome{Status: http.StatusCreated, Body: body})
+		}
+		require.Equal(t, keys, store.Len(), "step 4: %d completed keys are held until they expire; Len reports how many the store holds", keys)
+
+		time.Sleep(idempotency.KeyTTL + time.Minute)
+		_, err := store.Begin("test/charge/mem-new", fooddelivery.ChargeRequest{OrderID: "mem-new", AmountCents: 100, Card: "tok_visa"})
+		require.NoError(t, err, "step 4: Begin with a fresh key must let the charge run")
+		if n := store.Len(); n > 1 {
+			t.Fatalf("step 4: %d keys completed %v ago, past KeyTTL = %v, and the store still holds %d keys. "+
+				"A store that never forgets grows by one entry per charge, forever (at 10 charges a second, "+
+				"864,000 entries a day). Drop expired keys as you go, for example from Begin.",
+				keys, idempotency.KeyTTL+time.Minute, idempotency.KeyTTL, n)
+		}
+	})
+}
