@@ -182,7 +182,9 @@ func ReadError(service string, resp *http.Response) error {
 }
 
 // DontRetry reports whether err carries the "overloaded; don't retry"
-// signal: it is (or wraps) a *CallError whose response had HeaderDontRetry.
+// signal: errors.As finds a *CallError with DontRetry set in its chain,
+// either from a response that had HeaderDontRetry or from a layer that
+// marked a failure it gave up on (retry.MarkDontRetry).
 func DontRetry(err error) bool {
 	var ce *CallError
 	return errors.As(err, &ce) && ce.DontRetry

@@ -10,7 +10,8 @@ import (
 // same (seed, key, attempt) always gives the same number, whatever the
 // goroutine scheduling. Faults and experiments use it instead of a shared
 // random sequence, so that each request's fate is fixed in advance
-// (DESIGN.md, clause 8). key is usually a request id; attempt separates the
+// whatever order goroutines woken at the same virtual instant run in. key
+// is usually a request id; attempt separates the
 // draws of a request's retries.
 func Draw(seed int64, key string, attempt int) float64 {
 	h := fnv.New64a()

@@ -18,8 +18,8 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/system"
 )
 
-// These are smoke tests of the command (DESIGN.md clause 7 allows them real
-// TCP on 127.0.0.1 and real time): each starts run on a free port, talks to
+// These are smoke tests of the command (the one place where tests may use
+// real TCP on 127.0.0.1 and real time): each starts run on a free port, talks to
 // the gateway with a real http.Client, and stops run by cancelling its
 // context.
 

@@ -1,6 +1,6 @@
 // Command workshop is the learner's and instructor's tool for the resilience
 // workshop: it shows progress, checks one lab, verifies the lab contract
-// (DESIGN.md) and pins the starter files.
+// (the conventions below) and pins the starter files.
 //
 // Usage, from anywhere inside the repository:
 //

@@ -192,7 +192,7 @@ type Row struct {
 	// Measured is the average over the experiment's seeds.
 	Measured Result
 	// Port is the average a port of Brooker's simulator gave over 100
-	// seeds at 100 clients (CURRICULUM.md, lab 03); a zero Completion
+	// seeds at 100 clients (Brooker 2015, as the lab 03 README reports); a zero Completion
 	// means that figure was not recorded.
 	Port Result
 }

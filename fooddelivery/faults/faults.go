@@ -15,7 +15,7 @@
 // Every random decision is a pure function of the injector's seed, the
 // instance, the route, the request id and how often that request arrived
 // before (fooddelivery.Draw), so a request's fate does not depend on
-// goroutine scheduling (DESIGN.md, clause 8). All waiting goes through
+// goroutine scheduling. All waiting goes through
 // package time, so the faults run under testing/synctest's fake clock.
 package faults
 

@@ -15,9 +15,8 @@ import (
 	"github.com/gophereats/resilience/fooddelivery"
 )
 
-// Defaults for a zero Policy: 3 attempts, 100ms base, 2s cap (the values
-// CURRICULUM.md lab 03 uses; the AWS SDKs' standard mode also makes 3
-// attempts).
+// Defaults for a zero Policy: 3 attempts, 100ms base, 2s cap (lab 03's
+// defaults; the AWS SDKs' standard mode also makes 3 attempts).
 const (
 	DefaultAttempts = 3
 	DefaultBase     = 100 * time.Millisecond
