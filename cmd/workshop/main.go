@@ -81,7 +81,7 @@ const usage = `usage: go run ./cmd/workshop [-C dir] [command]
 
 Commands:
   status      show every lab, step by step, and the next thing to do (the default)
-  check NN    run one lab's tests and summarise them step by step (NN: 01 or 01-timeouts)
+  check NN    run one lab's tests (with -race where available) and summarise them step by step (NN: 01 or 01-timeouts)
   verify      check the lab contract for every lab, then vet, gofmt and test the project
   verify NN   check the lab contract for lab NN only (while writing a lab)
   pin         rewrite labs/starters.txt from the current lab starter files (instructors)

@@ -240,8 +240,17 @@ func (ws *workspace) check(ctx context.Context, arg string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "Running go test %s ...\n\n", l.Pattern())
-	run, res := ws.goTest(ctx, labTestTimeout, l.Pattern())
+	// check runs with the race detector where it is available: a data race
+	// in a learner's pattern (a counter read after Unlock, say) passes a
+	// plain run by luck and fails in production.
+	args := []string{l.Pattern()}
+	if ws.raceAvailable(ctx) {
+		args = []string{"-race", l.Pattern()}
+		fmt.Fprintf(w, "Running go test -race %s ...\n\n", l.Pattern())
+	} else {
+		fmt.Fprintf(w, "Running go test %s (without -race: it needs cgo and a C compiler) ...\n\n", l.Pattern())
+	}
+	run, res := ws.goTest(ctx, labTestTimeout, args...)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
