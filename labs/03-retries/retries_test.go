@@ -1,0 +1,579 @@
+package retries_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	retries "github.com/gophereats/resilience/labs/03-retries"
+)
+
+const (
+	charges   = "POST /charges" // payment's charge route
+	listing   = "GET /charges"  // payment's read route: the charges of an order
+	tolerance = time.Millisecond
+)
+
+func response(status int, header ...string) *http.Response {
+	h := http.Header{}
+	for i := 0; i+1 < len(header); i += 2 {
+		h.Set(header[i], header[i+1])
+	}
+	return &http.Response{StatusCode: status, Header: h, Body: http.NoBody}
+}
+
+func TestStep1Classification(t *testing.T) {
+	cases := []struct {
+		what string
+		resp *http.Response
+		err  error
+		want bool
+		why  string
+	}{
+		{"HTTP 200", response(200), nil, false, "a success is not retried"},
+		{"HTTP 201", response(201), nil, false, "a success is not retried"},
+		{"HTTP 429", response(429), nil, true, "too many requests now; the server will take it later (step 4: after the wait it asks for)"},
+		{"HTTP 502", response(502), nil, true, "a proxy could not reach the server: usually a moment's trouble"},
+		{"HTTP 503", response(503), nil, true, "unavailable for a moment (a failover, a restart)"},
+		{"HTTP 504", response(504), nil, true, "a proxy gave up waiting: the next try may be quicker"},
+		{"HTTP 400", response(400), nil, false, "a malformed request will be malformed again"},
+		{"HTTP 401", response(401), nil, false, "retrying does not log anyone in"},
+		{"HTTP 403", response(403), nil, false, "retrying does not grant permission"},
+		{"HTTP 404", response(404), nil, false, "not found will be not found again"},
+		{"HTTP 409", response(409), nil, false, "a conflict needs a decision, not a repeat"},
+		{"HTTP 422", response(422), nil, false, "the server understood and refused the request itself"},
+		{"HTTP 501", response(501), nil, false, "not implemented now, not implemented in 100ms"},
+		{"HTTP 503 with " + fooddelivery.HeaderDontRetry + ": 1", response(503, fooddelivery.HeaderDontRetry, "1"), nil, false,
+			"the server says it is overloaded and asks callers not to add load"},
+		{"a connection reset", nil, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, true,
+			"the connection dropped; a new one may well work"},
+		{"a refused connection", nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, true,
+			"nothing was sent, and the server may be back in a moment"},
+		{"a response cut short", nil, io.ErrUnexpectedEOF, true, "the connection dropped mid-answer"},
+		{"the caller cancelled", nil, fmt.Errorf("get: %w", context.Canceled), false,
+			"nobody is waiting for the answer any more"},
+		{"the caller's deadline passed", nil, fmt.Errorf("get: %w", context.DeadlineExceeded), false,
+			"the caller's time is up: no attempt can finish within it"},
+		{"an open circuit breaker", nil, fmt.Errorf("payment: %w", fooddelivery.ErrCircuitOpen), false,
+			"the breaker already knows the dependency is failing (lab 05)"},
+	}
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		for _, c := range cases {
+			if got := retries.Retryable(c.resp, c.err); got != c.want {
+				t.Errorf("step 1: Retryable(%s) = %v, want %v: %s", c.what, got, c.want, c.why)
+			}
+		}
+	})
+}
+
+func TestStep1FailoverIsRetried(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		fault faults.Fault
+	}{
+		{"payment answers 503", faults.Fault{Status: http.StatusServiceUnavailable}},
+		{"payment resets the connection", faults.Fault{Reset: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+				r := newRig(t, options{})
+				require.NoError(t, r.sys.Faults.Set("payment", listing, c.fault))
+				r.spy.before = func(n int) {
+					if n == 2 { // the failover is over by the time of the retry
+						r.sys.Faults.Clear("payment", listing)
+					}
+				}
+				_, err := r.payments.Charges(context.Background(), "")
+				if err != nil || r.spy.count() != 2 {
+					t.Fatalf("step 1: %s once, then recovered; a read of the charges (GET /charges) made %d attempts "+
+						"and ended with error %v. A transient failure of an idempotent request deserves a second attempt, "+
+						"which would have succeeded.", c.name, r.spy.count(), err)
+				}
+			})
+		})
+	}
+}
+
+func TestStep1PermanentFailuresAreNotRetried(t *testing.T) {
+	for _, status := range []int{400, 404, 409, 422, 501} {
+		t.Run(fmt.Sprintf("HTTP %d", status), func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+				r := newRig(t, options{})
+				require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: status}))
+				_, err := r.payments.Charges(context.Background(), "")
+				require.Error(t, err, "step 1: payment answered %d, yet the read succeeded", status)
+				if r.spy.count() != 1 {
+					t.Fatalf("step 1: payment answered HTTP %d (%s) to GET /charges; your Transport sent the request %d times "+
+						"(payment received %d). The same request gets the same answer: a retry only adds load and delay.",
+						status, http.StatusText(status), r.spy.count(), r.received(listing))
+				}
+			})
+		})
+	}
+}
+
+func TestStep2WhichRequestsAreIdempotent(t *testing.T) {
+	req := func(method, key string) *http.Request {
+		var body io.Reader
+		if method == http.MethodPost || method == http.MethodPatch {
+			body = bytes.NewReader([]byte(`{"orderId":"o-1"}`))
+		}
+		r, err := http.NewRequest(method, "http://payment/charges", body)
+		if err != nil {
+			panic(err)
+		}
+		if key != "" {
+			r.Header.Set(fooddelivery.HeaderIdempotencyKey, key)
+		}
+		return r
+	}
+	cases := []struct {
+		what string
+		req  *http.Request
+		want bool
+	}{
+		{"GET", req(http.MethodGet, ""), true},
+		{"HEAD", req(http.MethodHead, ""), true},
+		{"OPTIONS", req(http.MethodOptions, ""), true},
+		{"POST", req(http.MethodPost, ""), false},
+		{"PATCH", req(http.MethodPatch, ""), false},
+		{"POST with an Idempotency-Key", req(http.MethodPost, "charge-o-1"), true},
+	}
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		for _, c := range cases {
+			if got := retries.Idempotent(c.req); got != c.want {
+				t.Errorf("step 2: Idempotent(%s) = %v, want %v", c.what, got, c.want)
+			}
+		}
+	})
+}
+
+func TestStep2ChargeWithoutKeyIsNotRetried(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		r := newRig(t, options{}) // the order service sends charges without an Idempotency-Key
+		require.NoError(t, r.sys.Faults.Set("payment", charges, faults.Fault{LoseResponse: true}))
+
+		_, err := r.sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
+		require.Error(t, err, "step 2: every charge's answer was lost, yet the order was placed")
+		if r.spy.count() != 1 {
+			t.Fatalf("step 2: payment charged the card and the answer was lost on the way back; your Transport sent the "+
+				"charge, a POST without an Idempotency-Key, %d times (charges executed: %d). "+
+				"The client cannot know whether a failed POST took effect: only a request that is safe to repeat "+
+				"(GET, or one carrying an Idempotency-Key) may be retried.", r.spy.count(), r.sys.Ledger.Total())
+		}
+	})
+}
+
+func TestStep2KeyedChargeIsRetried(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		r := newRig(t, options{keyed: true})
+		require.NoError(t, r.sys.Faults.Set("payment", charges, faults.Fault{Status: http.StatusServiceUnavailable}))
+
+		_, err := r.sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
+		require.Error(t, err, "step 2: payment answered every charge with 503, yet the order was placed")
+		if r.spy.count() != retries.DefaultAttempts {
+			t.Fatalf("step 2: payment answered 503 to a charge carrying an Idempotency-Key; your Transport made %d attempts, "+
+				"want %d (DefaultAttempts). A keyed POST is safe to repeat: the server recognises the repeat.",
+				r.spy.count(), retries.DefaultAttempts)
+		}
+	})
+}
+
+func TestStep3BackoffFullJitter(t *testing.T) {
+	const ms = time.Millisecond
+	cases := []struct {
+		attempt   int
+		base, cap time.Duration
+		r         float64
+		want      time.Duration
+	}{
+		{1, 100 * ms, 2 * time.Second, 0, 0},
+		{1, 100 * ms, 2 * time.Second, 0.5, 100 * ms},  // ceiling 200ms
+		{2, 100 * ms, 2 * time.Second, 0.25, 100 * ms}, // ceiling 400ms
+		{3, 100 * ms, 2 * time.Second, 0.75, 600 * ms}, // ceiling 800ms
+		{4, 100 * ms, 2 * time.Second, 0.5, 800 * ms},  // ceiling 1.6s
+		{5, 100 * ms, 2 * time.Second, 0.5, time.Second},
+		{0, 100 * ms, 2 * time.Second, 0.5, 50 * ms},
+		{6, 5 * ms, 2 * time.Second, 0.1, 32 * ms},
+		{9, 5 * ms, 2 * time.Second, 0.9, 1800 * ms},
+	}
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		for _, c := range cases {
+			got := retries.Backoff(c.attempt, c.base, c.cap, c.r)
+			if d := got - c.want; d < -time.Microsecond || d > time.Microsecond {
+				ceiling := min(c.cap, c.base<<c.attempt)
+				t.Errorf("step 3: Backoff(attempt %d, base %v, cap %v, r %v) = %v, want %v: full jitter is r x min(cap, base x 2^attempt) = %v x %v",
+					c.attempt, c.base, c.cap, c.r, got, c.want, c.r, ceiling)
+			}
+		}
+		if a, b := retries.Backoff(3, 100*ms, 2*time.Second, 0.1), retries.Backoff(3, 100*ms, 2*time.Second, 0.9); a == b {
+			t.Errorf("step 3: Backoff gives %v whether r is 0.1 or 0.9: without jitter, clients that failed together retry together", a)
+		}
+	})
+}
+
+func TestStep3BackoffNeverOverflows(t *testing.T) {
+	cases := []struct {
+		attempt   int
+		base, cap time.Duration
+	}{
+		{31, 100 * time.Millisecond, 2 * time.Second},
+		{40, 100 * time.Millisecond, 2 * time.Second},
+		{62, 100 * time.Millisecond, 2 * time.Second},
+		{63, 100 * time.Millisecond, 2 * time.Second},
+		{64, 100 * time.Millisecond, 2 * time.Second},
+		{100, 100 * time.Millisecond, 2 * time.Second},
+		{math.MaxInt, 100 * time.Millisecond, 2 * time.Second},
+		{40, time.Hour, 24 * time.Hour},
+		{63, time.Nanosecond, time.Minute},
+	}
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		for _, c := range cases {
+			got := retries.Backoff(c.attempt, c.base, c.cap, 0.5)
+			if want := c.cap / 2; got < want-time.Microsecond || got > want+time.Microsecond {
+				t.Errorf("step 3: Backoff(attempt %d, base %v, cap %v, r 0.5) = %v, want %v (half the cap). "+
+					"base x 2^attempt does not fit in an int64 of nanoseconds: compare with the cap before multiplying.",
+					c.attempt, c.base, c.cap, got, want)
+			}
+		}
+	})
+}
+
+func TestStep3AtMostNAttempts(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3, Stuck: "the read of the charges was still retrying"}, func(t *testing.T) {
+		const attempts = 4
+		base, ceiling := 100*time.Millisecond, time.Second
+		r := newRig(t, options{configure: func(tr *retries.Transport) {
+			tr.Attempts, tr.BaseDelay, tr.MaxDelay = attempts, base, ceiling
+		}})
+		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable}))
+
+		_, err := r.payments.Charges(context.Background(), "")
+		require.ErrorIs(t, err, fooddelivery.ErrUnavailable, "step 3: payment answered 503 every time; the caller must learn that it was unavailable")
+		if r.spy.count() != attempts {
+			t.Fatalf("step 3: payment answered 503 every time; with Attempts = %d your Transport made %d attempts. "+
+				"Attempts counts every attempt, the first included.", attempts, r.spy.count())
+		}
+		gaps := r.spy.gaps()
+		var total time.Duration
+		for i, g := range gaps {
+			total += g
+			if limit := retries.Backoff(i+1, base, ceiling, 1); g > limit+tolerance {
+				t.Errorf("step 3: your Transport waited %v before retry %d; full jitter waits at most min(cap, base x 2^%d) = %v",
+					g, i+1, i+1, limit)
+			}
+		}
+		if total == 0 {
+			t.Errorf("step 3: your Transport retried at once (waits %v). While payment is failing over, an immediate "+
+				"retry arrives while it is still down, and a thousand clients retrying at once are a thousand-fold "+
+				"load: wait Backoff(attempt, ...) between attempts.", gaps)
+		}
+	})
+}
+
+func TestStep3RetriesAreSpreadOut(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		const clients = 20
+		r := newRig(t, options{configure: func(tr *retries.Transport) { tr.Attempts = 2 }})
+		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable}))
+
+		began := time.Now()
+		var wg sync.WaitGroup
+		for range clients {
+			wg.Go(func() { r.payments.Charges(context.Background(), "") })
+		}
+		wg.Wait()
+
+		instants := map[time.Time]bool{}
+		for _, a := range r.spy.all() {
+			if a.start.After(began) {
+				instants[a.start] = true
+			}
+		}
+		if len(instants) == 0 {
+			t.Fatalf("step 3: %d requests failed at the same moment and all %d retried at that very instant, "+
+				"without waiting: a thundering herd. Wait Backoff(attempt, ...) before each retry.", clients, clients)
+		}
+		if len(instants) < clients*3/4 {
+			t.Fatalf("step 3: %d requests failed at the same moment and their retries went out at %d distinct instants "+
+				"(want at least %d): clients that fail together and wait the same time retry together, in waves. "+
+				"Full jitter spreads them over the whole backoff interval.", clients, len(instants), clients*3/4)
+		}
+	})
+}
+
+func TestStep3WaitEndsOnCancel(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3, Stuck: "the read of the charges was still waiting to retry after its caller left"}, func(t *testing.T) {
+		r := newRig(t, options{configure: func(tr *retries.Transport) {
+			tr.Attempts, tr.BaseDelay, tr.MaxDelay = 5, time.Minute, time.Minute
+		}})
+		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable}))
+
+		ctx, cancel := context.WithCancel(context.Background())
+		var cancelled time.Time
+		stop := func() bool { return false }
+		r.spy.after = func(n int) {
+			if n == 1 { // the user closes the app one second into the wait
+				timer := time.AfterFunc(time.Second, func() { cancelled = time.Now(); cancel() })
+				stop = timer.Stop
+			}
+		}
+		began := time.Now()
+		_, err := r.payments.Charges(ctx, "")
+		returned := time.Now()
+		stop()
+		cancel()
+
+		if cancelled.IsZero() {
+			t.Fatalf("step 3: payment answered 503 every time; with Attempts = 5 and waits of up to a minute, your Transport "+
+				"gave up after %d attempts and %v (error: %v), before the caller cancelled one second into the first wait. "+
+				"Did it wait between attempts at all?", r.spy.count(), returned.Sub(began), err)
+		}
+		if late := returned.Sub(cancelled); late > tolerance {
+			t.Fatalf("step 3: the caller cancelled during a wait between attempts, but your Transport returned %v later: "+
+				"a sleep that does not watch the context keeps a goroutine (and the caller's slot) busy for nothing. "+
+				"Wait with a select on ctx.Done() and a timer.", late)
+		}
+		require.ErrorIs(t, err, context.Canceled, "step 3: a read cancelled by its caller must end with context.Canceled")
+		for i, a := range r.spy.all() {
+			if a.start.After(cancelled) {
+				t.Fatalf("step 3: your Transport sent attempt %d after the caller had cancelled", i+1)
+			}
+		}
+	})
+}
+
+func TestStep3NoWaitPastTheDeadline(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		const budget = time.Second
+		r := newRig(t, options{configure: func(tr *retries.Transport) { tr.Attempts = 10 }})
+		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable}))
+
+		ctx, cancel := context.WithTimeout(context.Background(), budget)
+		defer cancel()
+		began := time.Now()
+		_, err := r.payments.Charges(ctx, "")
+		took := time.Since(began)
+
+		if took >= budget || errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, fooddelivery.ErrUnavailable) {
+			t.Fatalf("step 3: payment answered 503 every time and the caller's deadline was %v away; your Transport made "+
+				"%d attempts and returned after %v with %q. A wait that would end after the deadline leads to no "+
+				"useful attempt: give up at once and return payment's last answer, so the caller learns why it "+
+				"failed and keeps the time it has left.", budget, r.spy.count(), took, err)
+		}
+	})
+}
+
+func TestStep3AttemptsAreCountedBelowYourTransport(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		r := newRig(t, options{})
+		_, err := r.payments.Charges(context.Background(), "") // opens a keep-alive connection
+		require.NoError(t, err, "step 3: a read of the charges from a healthy payment service failed")
+		warm, warmAttempts := r.received(listing), r.spy.count()
+
+		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Reset: true}))
+		_, err = r.payments.Charges(context.Background(), "")
+		require.Error(t, err, "step 3: payment reset every connection, yet the read succeeded")
+		yours, arrived := r.spy.count()-warmAttempts, r.received(listing)-warm
+		if yours != retries.DefaultAttempts {
+			t.Fatalf("step 3: payment reset every connection; your Transport made %d attempts, want %d (DefaultAttempts)",
+				yours, retries.DefaultAttempts)
+		}
+		t.Logf("step 3: your Transport made %d attempts and payment received %d requests: net/http.Transport resent %d "+
+			"on its own (see the README: a GET on a reused connection that dies before any answer is resent)",
+			yours, arrived, arrived-int64(yours))
+		if arrived < int64(yours) {
+			t.Fatalf("step 3: payment received %d requests for %d attempts", arrived, yours)
+		}
+	})
+}
+
+func TestStep4ParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, time.March, 14, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		header string
+		want   time.Duration
+		ok     bool
+	}{
+		{"120", 2 * time.Minute, true},
+		{"0", 0, true},
+		{"Sat, 14 Mar 2026 12:01:30 GMT", 90 * time.Second, true},    // IMF-fixdate
+		{"Saturday, 14-Mar-26 12:01:30 GMT", 90 * time.Second, true}, // RFC 850 (obsolete)
+		{"Sat Mar 14 12:01:30 2026", 90 * time.Second, true},         // asctime (obsolete)
+		{"Sat, 14 Mar 2026 11:59:00 GMT", 0, true},                   // already past: no wait
+		{"", 0, false},
+		{"-5", 0, false},
+		{"1.5", 0, false},
+		{"soon", 0, false},
+	}
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		for _, c := range cases {
+			h := http.Header{}
+			if c.header != "" {
+				h.Set("Retry-After", c.header)
+			}
+			got, ok := retries.RetryAfter(h, now)
+			if got != c.want || ok != c.ok {
+				t.Errorf("step 4: RetryAfter(%q) at %s = (%v, %v), want (%v, %v)",
+					c.header, now.Format(time.DateTime), got, ok, c.want, c.ok)
+			}
+		}
+	})
+}
+
+func TestStep4RetryAfterIsHonoured(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		status int
+		header func(now time.Time) string
+	}{
+		{"503 with Retry-After in seconds", http.StatusServiceUnavailable, func(time.Time) string { return "2" }},
+		{"429 with Retry-After as an HTTP-date", http.StatusTooManyRequests, func(now time.Time) string {
+			return now.Add(3 * time.Second).UTC().Format(http.TimeFormat)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+				r := newRig(t, options{})
+				header := c.header(time.Now())
+				require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: c.status, RetryAfter: header}))
+				r.spy.before = func(n int) {
+					if n == 2 {
+						r.sys.Faults.Clear("payment", listing)
+					}
+				}
+				_, err := r.payments.Charges(context.Background(), "")
+				gaps := r.spy.gaps()
+				require.NotEmpty(t, gaps, "step 4: payment answered %d with Retry-After %q; your Transport did not retry (error: %v)",
+					c.status, header, err)
+				first := r.spy.all()[0]
+				asked, _ := retries.RetryAfter(http.Header{"Retry-After": {header}}, first.end)
+				if gaps[0] < asked-tolerance || gaps[0] > asked+retries.Backoff(1, retries.DefaultBaseDelay, retries.DefaultMaxDelay, 1)+tolerance {
+					t.Fatalf("step 4: payment answered %d with Retry-After %q (%v from then); your Transport retried after %v. "+
+						"The server says when it expects to be ready: wait at least that long (a retry sooner only "+
+						"meets the same answer), plus no more than your own backoff.", c.status, header, asked, gaps[0])
+				}
+				require.NoError(t, err, "step 4: the retry after the wait payment asked for should have succeeded")
+			})
+		})
+	}
+}
+
+func TestStep4RetryAfterBeyondTheDeadline(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		const budget = 2 * time.Second
+		r := newRig(t, options{})
+		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable, RetryAfter: "30"}))
+
+		ctx, cancel := context.WithTimeout(context.Background(), budget)
+		defer cancel()
+		began := time.Now()
+		_, err := r.payments.Charges(ctx, "")
+		took := time.Since(began)
+
+		if r.spy.count() != 1 || took > 10*tolerance || !errors.Is(err, fooddelivery.ErrUnavailable) {
+			t.Fatalf("step 4: payment answered 503 with Retry-After: 30 and the caller's deadline was %v away; your "+
+				"Transport made %d attempts and returned after %v with %q. A retry sooner than the server asked only "+
+				"meets the same answer, and one after the deadline reaches nobody: return payment's 503 at once.",
+				budget, r.spy.count(), took, err)
+		}
+	})
+}
+
+func TestStep5RetriedChargeSendsItsBody(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 5}, func(t *testing.T) {
+		r := newRig(t, options{keyed: true})
+		require.NoError(t, r.sys.Faults.Set("payment", charges, faults.Fault{Status: http.StatusServiceUnavailable}))
+		r.spy.before = func(n int) {
+			if n == 2 {
+				r.sys.Faults.Clear("payment", charges)
+			}
+		}
+
+		placed, err := r.sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
+		if err != nil {
+			a := r.spy.all()
+			var last error
+			if len(a) > 0 {
+				last = a[len(a)-1].err
+			}
+			t.Fatalf("step 5: payment answered 503 to the first charge and was healthy for the retry, yet the order failed "+
+				"with %q after %d attempts (charge requests that reached payment: %d; the last attempt's transport error: %v). "+
+				"A request body is read once, by the first attempt: each retry must send a fresh copy from "+
+				"req.GetBody, on a copy of the request (req.Clone).", err, len(a), r.received(charges), last)
+		}
+		require.Equal(t, 1, r.sys.Ledger.ChargesFor(placed.ID), "step 5: the order must be charged exactly once")
+		require.Equal(t, placed.TotalCents, r.sys.Ledger.TotalCents(), "step 5: the retried charge must carry the order's full amount")
+	})
+}
+
+func TestStep5FailedBodiesAreDrainedAndClosed(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 5}, func(t *testing.T) {
+		r := newRig(t, options{})
+		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable}))
+		r.spy.before = func(n int) {
+			if n == 3 {
+				r.sys.Faults.Clear("payment", listing)
+			}
+		}
+		_, err := r.payments.Charges(context.Background(), "")
+		require.NoError(t, err, "step 5: payment answered 503 twice, then was healthy; the third attempt should have succeeded")
+
+		all := r.spy.all()
+		require.Len(t, all, 3, "step 5: two 503s and a success make three attempts")
+		for i, a := range all[:2] {
+			read, eof, closed := a.body.state()
+			if !closed {
+				t.Errorf("step 5: the body of failed attempt %d (HTTP %d) was never closed: it pins its connection, and "+
+					"the goroutine reading it, until the server gives up. Close every body you do not return.", i+1, a.status)
+			} else if !eof {
+				t.Errorf("step 5: the body of failed attempt %d was closed after reading %d bytes, before its end: "+
+					"net/http then discards the connection, and payment was dialled %d times for 3 attempts. "+
+					"Read the rest (a bounded amount, io.LimitReader) before closing, so the connection is reused.",
+					i+1, read, r.spy.dials.Load())
+			}
+		}
+	})
+}
+
+func TestStep5DrainIsBounded(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 5}, func(t *testing.T) {
+		const size, bound = 16 << 20, 1 << 20
+		r := newRig(t, options{})
+		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable}))
+		r.spy.swapBody = func(n int) io.ReadCloser {
+			if n == 1 {
+				return bigBody(size) // a proxy's error page gone wrong
+			}
+			return nil
+		}
+		r.spy.before = func(n int) {
+			if n == 2 {
+				r.sys.Faults.Clear("payment", listing)
+			}
+		}
+		_, err := r.payments.Charges(context.Background(), "")
+		require.NoError(t, err, "step 5: payment answered 503 once, then was healthy; the retry should have succeeded")
+		read, _, closed := r.spy.all()[0].body.state()
+		if read > bound || !closed {
+			t.Fatalf("step 5: a failed attempt's body was %d MiB; your Transport read %d bytes of it (closed: %v). "+
+				"Draining is worth it for a small error body, not for an unbounded one: read at most a few KiB "+
+				"(io.LimitReader), then close, and let net/http drop the connection if more was left.",
+				size>>20, read, closed)
+		}
+	})
+}
