@@ -74,9 +74,10 @@ func TestStep5RedeliveredMessageAssignsOneCourier(t *testing.T) {
 		consume(t, q, 1, fleet)
 
 		if n, example := doubleDispatched(fleet, orders); n > 0 {
-			t.Fatalf("step 5: the consumer crashed %d times after sending a courier and before deleting the message; "+
-				"the queue delivered those messages again (%d deliveries for %d orders) and %d orders got two couriers (%s). "+
-				"A redelivered order must get the courier it already has.", crashed, q.Received(), orders, n, example)
+			t.Fatalf("step 5: the consumer crashed %s after sending a courier and before deleting the message; "+
+				"the queue delivered those messages again (%d deliveries for %d orders) and %s two couriers (%s). "+
+				"A redelivered order must get the courier it already has.", count(crashed, "time", "times"), q.Received(), orders,
+				count(n, "order got", "orders got"), example)
 		}
 		require.Zero(t, unserved(fleet, orders), "step 5: every order must get a courier")
 	})
@@ -97,8 +98,8 @@ func TestStep5DeadLetterReplayAssignsOneCourier(t *testing.T) {
 		consume(t, q, 1, fleet)
 		if cs := fleet.Couriers("ord-1"); len(cs) != 1 {
 			t.Fatalf("step 5: ord-1's message (%s) was received %d times and dead-lettered, then redriven as a new message; "+
-				"%d couriers were sent to %s (%s). A replay from the dead-letter queue carries a new message id: "+
-				"deduplicate on the order, not on the message.", dead[0].ID, dead[0].Receives, len(cs), dead[0].RestaurantID, strings.Join(cs, ", "))
+				"%s sent to %s (%s). A replay from the dead-letter queue carries a new message id: "+
+				"deduplicate on the order, not on the message.", dead[0].ID, dead[0].Receives, count(len(cs), "courier was", "couriers were"), dead[0].RestaurantID, strings.Join(cs, ", "))
 		}
 	})
 }
@@ -115,9 +116,9 @@ func TestStep5SlowHandlerRedeliveredAssignsOneCourier(t *testing.T) {
 		if n, example := doubleDispatched(fleet, orders); n > 0 {
 			t.Fatalf("step 5: pushing a job to a courier's phone took %v, longer than the queue's %v visibility timeout, "+
 				"so a second worker received each message while the first was still sending (%d deliveries for %d orders); "+
-				"%d orders got two couriers (%s). Checking \"already sent?\" before a slow send is check-then-act: "+
+				"%s two couriers (%s). Checking \"already sent?\" before a slow send is check-then-act: "+
 				"record the order's courier atomically first (the courier board's Assign), then send.",
-				fleet.SendLatency, q.VisibilityTimeout, q.Received(), orders, n, example)
+				fleet.SendLatency, q.VisibilityTimeout, q.Received(), orders, count(n, "order got", "orders got"), example)
 		}
 		require.Zero(t, unserved(fleet, orders), "step 5: every order must get a courier")
 	})
@@ -138,7 +139,7 @@ func TestStep5FailedSendIsRetried(t *testing.T) {
 				n, orders, q.Received())
 		}
 		if n, example := doubleDispatched(fleet, orders); n > 0 {
-			t.Fatalf("step 5: after failed pushes were retried, %d orders got two couriers (%s)", n, example)
+			t.Fatalf("step 5: after failed pushes were retried, %s two couriers (%s)", count(n, "order got", "orders got"), example)
 		}
 	})
 }

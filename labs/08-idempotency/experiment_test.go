@@ -122,7 +122,8 @@ func TestStep6Experiment(t *testing.T) {
 	}
 	if keyed.double != 0 || keyed.uncharged != 0 {
 		t.Errorf("step 6: with your keys %d of %d orders were charged more than once (up to %d times) and %d were never charged; "+
-			"every order must be charged exactly once. Finish steps 1-4 first.",
+			"every order must be charged exactly once. This run is sequential and needs steps 1 and 2 "+
+			"(one key per order, outcomes stored and replayed): make those pass first.",
 			keyed.double, expOrders, keyed.max, keyed.uncharged)
 	}
 }

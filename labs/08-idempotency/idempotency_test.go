@@ -70,6 +70,33 @@ func status(err error) int {
 	return 0
 }
 
+// answer describes what a payment call got: a success or its error.
+func answer(err error) string {
+	if err == nil {
+		return "a success (201 Created)"
+	}
+	return "an error (" + err.Error() + ")"
+}
+
+// begun describes what a KeyStore's Begin returned.
+func begun(o *payment.Outcome, err error) string {
+	switch {
+	case err != nil:
+		return "the error " + err.Error()
+	case o != nil:
+		return fmt.Sprintf("a stored outcome to replay (status %d)", o.Status)
+	}
+	return "nil, nil"
+}
+
+// count returns "1 charge", "2 charges" and so on.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
 // keySpy is a payment.KeyStore that only records which keys reached the
 // payment service for which order, and lets every request run.
 type keySpy struct {
@@ -149,9 +176,10 @@ func TestStep2LostResponseIsReplayed(t *testing.T) {
 		received := sys.Metrics.Route("payment", "POST /charges").Received.Load()
 		if err != nil || charges != 1 {
 			t.Fatalf("step 2: payment charged the card and the response was lost; the retry with the same key got "+
-				"(error: %v) and payment has now executed %d charges for the order (%d requests received). "+
+				"%s, and payment has now executed %s for the order (%s received). "+
 				"The first charge must be stored under its key in Finish, and Begin must hand it back to the retry: "+
-				"one charge, and the retry gets its answer.", err, charges, received)
+				"one charge, and the retry gets its answer.", answer(err), count(charges, "charge", "charges"),
+				count(int(received), "request", "requests"))
 		}
 		first := sys.Ledger.Charges()[0]
 		require.Equal(t, first.ID, ch.ID, "step 2: the retry must receive the charge that was executed (a replay), not a new one")
@@ -180,8 +208,9 @@ func TestStep2OrdersChargedOnceDespiteLostResponses(t *testing.T) {
 		}
 		if double > 0 || uncharged > 0 {
 			t.Fatalf("step 2: payment lost %d responses after charging, and the order service retried with the same key; "+
-				"%d of %d orders were charged more than once (%s) and %d placed orders were never charged. "+
-				"Every order must be charged exactly once.", lost, double, orders, example, uncharged)
+				"%d of %d orders were charged more than once (%s) and %s never charged. "+
+				"Every order must be charged exactly once.", lost, double, orders, example,
+				count(uncharged, "placed order was", "placed orders were"))
 		}
 		require.NotZero(t, lost, "step 2: no response was lost; the scenario needs lost responses")
 		require.LessOrEqual(t, failed, 1, "step 2: %d of %d orders failed; with 4 attempts and 30%% lost responses almost all succeed", failed, orders)
@@ -200,8 +229,8 @@ func TestStep2DeclineIsReplayedNotRetried(t *testing.T) {
 		_, again := payer(sys).ChargeWithKey(context.Background(), req, key, 2)
 		if calls := proc.Calls(); calls != 1 || status(again) != http.StatusPaymentRequired {
 			t.Fatalf("step 2: a declined charge (402) was sent again with the same key: the card processor was asked %d times "+
-				"and the repeat got %v. A decline is a final outcome: store it and replay it, success or error "+
-				"(the IETF draft; card networks also limit and charge for re-attempts of declined cards).", calls, again)
+				"and the repeat got %s. A decline is a final outcome: store it and replay it, success or error "+
+				"(the IETF draft; card networks also limit and charge for re-attempts of declined cards).", calls, answer(again))
 		}
 	})
 }
@@ -220,10 +249,48 @@ func TestStep2ServerErrorIsNotReplayedForever(t *testing.T) {
 		_, err := payer(sys).ChargeWithKey(context.Background(), req, key, 2)
 		if charges := sys.Ledger.ChargesFor(req.OrderID); err != nil || charges != 1 {
 			t.Fatalf("step 2: the card processor failed once (503, nothing charged) and was healthy again a second later; "+
-				"the retry with the same key got %v and %d charges were executed. A stored 5xx replayed for %v "+
+				"the retry with the same key got %s and %s executed. A stored 5xx replayed for %v "+
 				"means this order can never be paid. The reference keeps no 5xx: payment answers 5xx only when nothing "+
-				"was charged, so Finish releases the key (see the README for Stripe's different choice).", err, charges, idempotency.KeyTTL)
+				"was charged, so Finish releases the key (see the README for Stripe's different choice).",
+				answer(err), count(int(charges), "charge was", "charges were"), idempotency.KeyTTL)
 		}
+	})
+}
+
+func TestStep2ReplayIsACopy(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		store := idempotency.NewKeyStore()
+		const key = "test/charge/ord-copy"
+		req := fooddelivery.ChargeRequest{OrderID: "ord-copy", AmountCents: 2400, Card: "tok_visa"}
+		const want = `{"id":"ch_1","order_id":"ord-copy","amount_cents":2400}`
+		if o, err := store.Begin(key, req); o != nil || err != nil {
+			t.Fatalf("step 2: Begin with the fresh key %q returned %s; nil, nil lets the charge run", key, begun(o, err))
+		}
+		// The caller's buffer: it may be reused once Finish returns.
+		body := []byte(want)
+		store.Finish(key, payment.Outcome{Status: http.StatusCreated, Body: body})
+		copy(body, "XXXXXXXX")
+
+		replay := func(after string) {
+			o, err := store.Begin(key, req)
+			switch {
+			case o == nil:
+				got := "nil, nil (run the charge)"
+				if err != nil {
+					got = "the error " + err.Error()
+				}
+				t.Fatalf("step 2: Finish stored a 201 for key %q, and the next Begin with the same key and request "+
+					"returned %s instead of the stored outcome: the payment service would charge again.", key, got)
+			case string(o.Body) != want:
+				t.Fatalf("step 2: %s, the next Begin for key %q replayed the body `%s` instead of `%s`: "+
+					"the store shares its bytes with its callers. Keep a copy in Finish and hand out a copy in Begin.",
+					after, key, o.Body, want)
+			}
+			copy(o.Body, "YYYYYYYY")
+		}
+		replay("after the caller of Finish reused its buffer")
+		replay("after the caller of Begin wrote over the body it got")
+		replay("after the caller of Begin wrote over the body it got")
 	})
 }
 
@@ -239,10 +306,10 @@ func TestStep3SameKeyDifferentPayloadIsRejected(t *testing.T) {
 		bigger.AmountCents = 9900
 		_, err = payer(sys).ChargeWithKey(context.Background(), bigger, key, 1)
 		if status(err) != http.StatusUnprocessableEntity {
-			t.Fatalf("step 3: key %q was used for a charge of %d cents, then sent with a charge of %d cents; payment answered %v "+
-				"and has %d charges for the order. The same key with a different request is a client bug: "+
+			t.Fatalf("step 3: key %q was used for a charge of %d cents, then sent with a charge of %d cents; payment answered %s "+
+				"and has %s for the order. The same key with a different request is a client bug: "+
 				"Begin must return payment.ErrKeyMismatch (422) and charge nothing.",
-				key, req.AmountCents, bigger.AmountCents, err, sys.Ledger.ChargesFor(req.OrderID))
+				key, req.AmountCents, bigger.AmountCents, answer(err), count(sys.Ledger.ChargesFor(req.OrderID), "charge", "charges"))
 		}
 		require.Equal(t, 1, sys.Ledger.ChargesFor(req.OrderID), "step 3: only the first request may charge")
 	})
@@ -254,9 +321,9 @@ func TestStep3MissingKeyIsRejected(t *testing.T) {
 		req := fooddelivery.ChargeRequest{OrderID: "ord-nokey", AmountCents: 2400, Card: "tok_visa"}
 		_, err := payer(sys).ChargeWithKey(context.Background(), req, "", 1)
 		if status(err) != http.StatusBadRequest {
-			t.Fatalf("step 3: a charge without an %s header got %v and %d charges were executed. "+
+			t.Fatalf("step 3: a charge without an %s header: payment answered %s and %s executed. "+
 				"A request that can never be retried safely is refused: Begin must return payment.ErrKeyMissing (400).",
-				fooddelivery.HeaderIdempotencyKey, err, sys.Ledger.ChargesFor(req.OrderID))
+				fooddelivery.HeaderIdempotencyKey, answer(err), count(sys.Ledger.ChargesFor(req.OrderID), "charge was", "charges were"))
 		}
 		require.Zero(t, sys.Ledger.Total(), "step 3: a refused request charges nothing")
 	})
@@ -289,9 +356,9 @@ func TestStep3ConcurrentDuplicatesChargeOnce(t *testing.T) {
 		wg.Wait()
 		if charges := sys.Ledger.ChargesFor(req.OrderID); charges != 1 || ok != 1 || inUse != copies-1 {
 			t.Fatalf("step 3: %d requests with the same key arrived together, and each charge takes %v at the processor "+
-				"(between Begin and Finish); payment executed %d charges, %d requests succeeded and %d got 409. "+
+				"(between Begin and Finish); payment executed %s, %d requests succeeded and %d got 409. "+
 				"Begin must check and reserve the key in one critical section: exactly one runs, the others get "+
-				"payment.ErrKeyInFlight (409) until it finishes.", copies, latency, charges, ok, inUse)
+				"payment.ErrKeyInFlight (409) until it finishes.", copies, latency, count(charges, "charge", "charges"), ok, inUse)
 		}
 		ch, err := payer(sys).ChargeWithKey(context.Background(), req, key, 2)
 		require.NoError(t, err, "step 3: once the first request finished, a retry with the same key gets its stored answer")
@@ -308,20 +375,34 @@ func TestStep4KeysLiveForThePublishedTime(t *testing.T) {
 		const key = "test/charge/ttl"
 		first := fooddelivery.ChargeRequest{OrderID: "ord-ttl-1", AmountCents: 2400, Card: "tok_visa"}
 		second := fooddelivery.ChargeRequest{OrderID: "ord-ttl-2", AmountCents: 1200, Card: "tok_visa"}
-		_, err := payer(sys).ChargeWithKey(context.Background(), first, key, 1)
-		require.NoError(t, err, "step 4: the first charge with a fresh key must succeed")
+		if _, err := payer(sys).ChargeWithKey(context.Background(), first, key, 1); err != nil {
+			t.Fatalf("step 4: the first charge with a fresh key got %s; it must succeed", answer(err))
+		}
 
 		time.Sleep(idempotency.KeyTTL - time.Minute)
-		_, err = payer(sys).ChargeWithKey(context.Background(), first, key, 2)
-		require.NoError(t, err, "step 4: a retry a minute before KeyTTL (%v) is over must still be replayed", idempotency.KeyTTL)
-		require.Equal(t, 1, sys.Ledger.ChargesFor(first.OrderID), "step 4: a retry within KeyTTL charges nothing")
+		_, err := payer(sys).ChargeWithKey(context.Background(), first, key, 2)
+		if charges := sys.Ledger.ChargesFor(first.OrderID); err != nil || charges != 1 {
+			t.Fatalf("step 4: key %q completed its charge %v ago, a minute before its published lifetime KeyTTL = %v runs out; "+
+				"a retry of the same request got %s and payment has now executed %s for the order. "+
+				"Within KeyTTL (counted from Finish) a retry must be replayed and charge nothing.",
+				key, idempotency.KeyTTL-time.Minute, idempotency.KeyTTL, answer(err), count(charges, "charge", "charges"))
+		}
 
 		time.Sleep(2 * time.Minute)
 		_, err = payer(sys).ChargeWithKey(context.Background(), second, key, 1)
-		if err != nil || sys.Ledger.ChargesFor(second.OrderID) != 1 {
-			t.Fatalf("step 4: key %q was used %v ago, a minute past its published lifetime KeyTTL = %v; a new charge with it "+
-				"got %v. An expired key is forgotten and free to be used again (so Begin must drop keys older than KeyTTL).",
-				key, idempotency.KeyTTL+time.Minute, idempotency.KeyTTL, err)
+		switch charges := sys.Ledger.ChargesFor(second.OrderID); {
+		case err != nil:
+			t.Fatalf("step 4: key %q completed its charge %v ago, a minute past its published lifetime KeyTTL = %v; "+
+				"a new charge with it got %s. An expired key is forgotten and free to be used again: "+
+				"Begin must drop keys older than KeyTTL before it looks the key up.",
+				key, idempotency.KeyTTL+time.Minute, idempotency.KeyTTL, answer(err))
+		case charges != 1:
+			t.Fatalf("step 4: key %q completed its charge %v ago, a minute past its published lifetime KeyTTL = %v; "+
+				"a new charge (order %s, %d cents) with it got the stored outcome of the old one replayed "+
+				"(order %s) and %s executed for the new order. An expired key is forgotten: "+
+				"the new charge must run (and a key used for a different request, if it had not expired, gets 422).",
+				key, idempotency.KeyTTL+time.Minute, idempotency.KeyTTL, second.OrderID, second.AmountCents,
+				first.OrderID, count(charges, "charge was", "charges were"))
 		}
 	})
 }
@@ -333,15 +414,20 @@ func TestStep4ExpiredKeysAreForgotten(t *testing.T) {
 		body := []byte(`{"id":"ch_1"}`)
 		for i := range keys {
 			key := fmt.Sprint("test/charge/mem-", i)
-			_, err := store.Begin(key, fooddelivery.ChargeRequest{OrderID: key, AmountCents: 100, Card: "tok_visa"})
-			require.NoError(t, err, "step 4: Begin with a fresh key must let the charge run")
+			if o, err := store.Begin(key, fooddelivery.ChargeRequest{OrderID: key, AmountCents: 100, Card: "tok_visa"}); o != nil || err != nil {
+				t.Fatalf("step 4: Begin with the fresh key %q returned %s; nil, nil lets the charge run", key, begun(o, err))
+			}
 			store.Finish(key, payment.Outcome{Status: http.StatusCreated, Body: body})
 		}
-		require.Equal(t, keys, store.Len(), "step 4: %d completed keys are held until they expire; Len reports how many the store holds", keys)
+		if n := store.Len(); n != keys {
+			t.Fatalf("step 4: %d keys completed just now and Len reports %d: Len must report how many keys "+
+				"the store holds (completed ones stay until KeyTTL = %v after their Finish).", keys, n, idempotency.KeyTTL)
+		}
 
 		time.Sleep(idempotency.KeyTTL + time.Minute)
-		_, err := store.Begin("test/charge/mem-new", fooddelivery.ChargeRequest{OrderID: "mem-new", AmountCents: 100, Card: "tok_visa"})
-		require.NoError(t, err, "step 4: Begin with a fresh key must let the charge run")
+		if o, err := store.Begin("test/charge/mem-new", fooddelivery.ChargeRequest{OrderID: "mem-new", AmountCents: 100, Card: "tok_visa"}); o != nil || err != nil {
+			t.Fatalf("step 4: Begin with the fresh key test/charge/mem-new returned %s; nil, nil lets the charge run", begun(o, err))
+		}
 		if n := store.Len(); n > 1 {
 			t.Fatalf("step 4: %d keys completed %v ago, past KeyTTL = %v, and the store still holds %d keys. "+
 				"A store that never forgets grows by one entry per charge, forever (at 10 charges a second, "+
