@@ -243,17 +243,44 @@ func TestStep2TooShortBudgetFailsFast(t *testing.T) {
 		_, err := placeWithHeader(context.Background(), sys, strconv.Itoa(int(callers.Milliseconds())))
 		took := time.Since(began)
 		menus, charges := menuCalls(sys), sys.Ledger.Total()
-		require.Error(t, err, "step 2: the caller left %v for a checkout that needs at least %v, yet it succeeded", callers, need)
-		if menus > 0 || charges > 0 || took > 0 {
-			t.Fatalf("step 2: the caller left %v for a checkout that needs at least %v; the order service answered after %v, "+
+		if err == nil || menus > 0 || charges > 0 || took > 0 {
+			t.Fatalf("step 2: the caller left %v for a checkout that needs at least %v; the order service answered after %v with %s, "+
 				"having sent %d request(s) to the menu service and executed %d charge(s).\n"+
 				"Work that cannot finish in time is load nobody benefits from: check the budget before calling next, "+
-				"and answer 504 at once, without a single downstream call.", callers, need, took, menus, charges)
+				"and answer 504 at once, without a single downstream call.", callers, need, took, outcome(err), menus, charges)
 		}
 		var ce *fooddelivery.CallError
-		require.ErrorAs(t, err, &ce, "step 2: the order service must answer, not drop the connection")
-		assert.Equal(t, http.StatusGatewayTimeout, ce.Status, "step 2: a budget too short for the work is answered 504 Gateway Timeout")
+		if !errors.As(err, &ce) || ce.Status != http.StatusGatewayTimeout || ce.Code != budgetTooShort || !ce.DontRetry {
+			t.Fatalf("step 2: the caller left %v for a checkout that needs at least %v; the order service answered at once, "+
+				"but with %s.\nA budget too short for the work is answered 504 Gateway Timeout with error code %q and %s: 1 "+
+				"(a retry would arrive with even less time left).", callers, need, describe(err), budgetTooShort, fooddelivery.HeaderDontRetry)
+		}
 	})
+}
+
+// budgetTooShort is the error code of the answer to a budget below need.
+const budgetTooShort = "budget_too_short"
+
+// outcome says in a few words what a checkout's caller got.
+func outcome(err error) string {
+	if err == nil {
+		return "a placed order"
+	}
+	return describe(err)
+}
+
+// describe says what an error answer carried: status, error code and
+// X-Dont-Retry, or the error itself when no answer arrived.
+func describe(err error) string {
+	var ce *fooddelivery.CallError
+	if !errors.As(err, &ce) || ce.Status == 0 {
+		return fmt.Sprintf("no answer (%v)", err)
+	}
+	dontRetry := "no " + fooddelivery.HeaderDontRetry
+	if ce.DontRetry {
+		dontRetry = fooddelivery.HeaderDontRetry + ": 1"
+	}
+	return fmt.Sprintf("%d, error code %q, %s", ce.Status, ce.Code, dontRetry)
 }
 
 func TestStep2EnoughBudgetStillWorks(t *testing.T) {
@@ -283,14 +310,16 @@ func TestStep2NothingLeftIsNotSent(t *testing.T) {
 		_, err := gateway(t, sys).PlaceOrder(ctx, "alice", pizza)
 		took := time.Since(began)
 		received := sys.Metrics.Route("order", "POST /orders").Received.Load()
-		require.Error(t, err, "step 2: the gateway had %v left, less than the %v hop allowance, yet the checkout succeeded", left, hop)
-		if received > 0 || took > 0 {
+		if err == nil || received > 0 || took > 0 {
 			t.Fatalf("step 2: the gateway had %v left, less than the %v a hop takes; its request still went out "+
-				"(the order service received %d) and the gateway waited %v.\n"+
+				"(the order service received %d) and the gateway waited %v for %s.\n"+
 				"A request that cannot arrive in time is not sent: your Transport fails at once with an error "+
-				"wrapping context.DeadlineExceeded.", left, hop, received, took)
+				"wrapping context.DeadlineExceeded.", left, hop, received, took, outcome(err))
 		}
-		assert.ErrorIs(t, err, fooddelivery.ErrTimeout, "step 2: a request not sent for lack of time is a timeout")
+		if !errors.Is(err, fooddelivery.ErrTimeout) {
+			t.Fatalf("step 2: the gateway had %v left and its request was rightly not sent, but PlaceOrder returned %v, "+
+				"which is not a timeout. Wrap context.DeadlineExceeded in the error your Transport returns (%%w).", left, err)
+		}
 	})
 }
 
@@ -401,4 +430,29 @@ func TestStep4BadBudgetsAreNeverTrusted(t *testing.T) {
 			})
 		})
 	}
+}
+
+func TestStep4LongBudgetIsCappedOnTheWire(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		const long, most = 30 * time.Hour, "99999999" // 8 digits of milliseconds: almost 28 hours
+		w := &wire{}
+		sys := start(t, w)
+		ctx, cancel := context.WithTimeout(context.Background(), long)
+		defer cancel()
+		_, err := gateway(t, sys).PlaceOrder(ctx, "alice", pizza)
+		if err != nil {
+			t.Fatalf("step 4: the gateway gave a healthy checkout %v and it failed: %v", long, err)
+		}
+		atOrder, _ := w.first("order")
+		if !atOrder.sent {
+			t.Fatalf("step 4: the gateway's context had %v left; the order service received no %s header (finish step 1 first).",
+				long, fooddelivery.HeaderTimeoutMs)
+		}
+		if atOrder.value != most {
+			t.Fatalf("step 4: the gateway's context had %v (%d ms) left, less the %v hop; the order service received %s: %q.\n"+
+				"The wire carries at most 8 digits, as gRPC's grpc-timeout does: a strict server (yours included) ignores a "+
+				"longer value as malformed and works as if the caller had sent no budget at all. Your Transport must cap what it writes at %s.",
+				long, long.Milliseconds(), hop, fooddelivery.HeaderTimeoutMs, atOrder.value, most)
+		}
+	})
 }
