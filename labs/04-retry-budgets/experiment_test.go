@@ -141,11 +141,12 @@ func TestStep5Experiment(t *testing.T) {
 	t.Logf("step 5: payment answers 503 to every charge; one tap every %v through gateway -> order -> payment; "+
 		"%d taps measured; then payment recovers (%d charges at once, %v each) with taps going on",
 		expEvery, expActions, expCapacity, expCharge)
-	t.Logf("%-26s %18s %10s %16s %10s %10s", "retries", "payment calls/tap", "(target)", "overloaded for", "turned away", "taps failed")
+	t.Logf("%-26s %18s %10s  %15s %12s %12s", "retries", "payment calls/tap", "(target)", "overloaded for", "turned away", "taps failed")
 	for i, v := range variants {
 		r := results[i]
-		t.Logf("%-26s %18.2f %10s %16v %10d %10d", v.name, r.perAction, "("+v.target+")", r.overloaded, r.rejected, r.failed)
+		t.Logf("%-26s %18.2f %10s  %15v %12d %12d", v.name, r.perAction, "("+v.target+")", r.overloaded, r.rejected, r.failed)
 	}
+	t.Logf("after the recovery: overloaded for = until payment's last refusal, turned away = calls it refused, taps failed = taps that still failed")
 	t.Logf("budget: %.0f%% of requests + %v retry/s minimum + %v saved; at %d taps/s over %v that is 1 + %.2f + %.2f = %.2f calls per tap",
 		100*expRatio, expMinPerSecond, expSaved, int(time.Second/expEvery), expActions*expEvery,
 		expRatio, bound-1-expRatio, bound)
@@ -157,11 +158,11 @@ func TestStep5Experiment(t *testing.T) {
 	}
 	if yours.perAction > bound+0.02 {
 		t.Errorf("step 5: with your layers %.2f payment calls per tap reached the downed payment service; "+
-			"a 10%% budget with its minimum allows at most %.2f. Finish steps 1-3 first.", yours.perAction, bound)
+			"a 10%% budget with its minimum allows at most %.2f. Finish steps 1 and 2 first (one retrying layer, under the budget).", yours.perAction, bound)
 	}
 	if yours.rejected > 0 {
 		t.Errorf("step 5: with your layers the recovered payment service still turned away %d calls (last %v after it "+
-			"recovered); a budgeted single layer should leave it nothing to reject. Finish steps 1-4 first.",
+			"recovered); at this traffic a single retrying layer leaves it nothing to reject. Finish step 1 first (retry at the payment client only).",
 			yours.rejected, yours.overloaded)
 	}
 }

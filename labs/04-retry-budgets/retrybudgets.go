@@ -45,9 +45,17 @@ func (b *RetryBudget) TryRetry() bool {
 
 // Retryable reports whether a failed call is worth another attempt.
 func Retryable(err error) bool {
+	switch {
+	case err == nil,
+		errors.Is(err, context.Canceled),
+		errors.Is(err, fooddelivery.ErrRejected),
+		errors.Is(err, fooddelivery.ErrNotFound),
+		errors.Is(err, fooddelivery.ErrUnauthorized):
+		return false
+	}
 	// TODO(step 4): an answer that says "don't retry" (fooddelivery.DontRetry),
-	// or that the dependency is overloaded, must not be retried.
-	return err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, fooddelivery.ErrRejected)
+	// overload, an open circuit breaker and a full bulkhead are final too.
+	return true
 }
 
 // BudgetedRetry is a retry loop: up to Attempts attempts (zero means
@@ -68,17 +76,21 @@ func (r *BudgetedRetry) Do(ctx context.Context, key string, call func(ctx contex
 	}
 	// TODO(step 2): count this call's first attempt in the budget.
 	for attempt := 1; ; attempt++ {
-		err := call(ctx, attempt)
+		// TODO(step 1): number the attempts, so payment can tell a retry
+		// from a new request.
+		err := call(ctx, 1)
 		if !Retryable(err) {
 			return err
 		}
-		// TODO(step 3): when the budget has no retry left, fail at once
-		// with the original error.
-		// TODO(step 1): a failure this layer gives up on must tell the
-		// layers above not to retry it (retry.MarkDontRetry).
+		// TODO(step 1): a failure this layer gives up on (here, and when
+		// ctx ends during the backoff below) must tell the layers above not
+		// to retry it (retry.MarkDontRetry).
 		if attempt >= attempts {
 			return err
 		}
+		// TODO(step 2): ask the budget for this retry (TryRetry) and stop
+		// when it says no. TODO(step 3): ask here, before the backoff, and
+		// fail at once with the original error.
 		t := time.NewTimer(r.Backoff.Backoff(key, attempt))
 		select {
 		case <-ctx.Done():

@@ -109,11 +109,47 @@ func TestStep1RetriesAreNumbered(t *testing.T) {
 		tap(t, sys)
 		edge := sys.Metrics.Edge("order", "payment")
 		payments, numbered := paymentCalls(sys), edge.Retries.Load()
-		if payments < 2 || numbered != payments-1 {
-			t.Fatalf("step 1: payment received %d calls for one tap; %d of them were sent as retries (%s above 1).\n"+
+		switch {
+		case payments >= 2 && numbered == 0:
+			t.Fatalf("step 1: payment received %d calls for one tap and none of them was sent as a retry (%s above 1): "+
+				"every attempt went out as attempt 1.\n"+
 				"Pass each attempt's number down to call (1, 2, 3, ...): payment, and its operators, can only tell "+
 				"retries from new requests by it (the SRE book's retry counter in the request metadata).",
+				payments, fooddelivery.HeaderAttempt)
+		case payments >= 2 && numbered != payments-1:
+			t.Fatalf("step 1: payment received %d calls for one tap but only %d were sent as retries (%s above 1): "+
+				"each retrying layer numbers its attempts from 1, so the retries of the layers above reach payment as new requests.\n"+
+				"Retry at the payment client only (TestStep1OnlyTheLayerNextToPaymentRetries): then its numbers are the whole story.",
 				payments, numbered, fooddelivery.HeaderAttempt)
+		case payments < 2:
+			t.Fatalf("step 1: payment answered 503, yet it received %d call(s) for one tap: the payment client did not retry.", payments)
+		}
+	})
+}
+
+// TestStep1ContextEndingDuringBackoffSaysDontRetry: a caller whose
+// deadline passes while the loop waits its backoff gets the failure back
+// at once, marked "don't retry" like any other failure this layer gave up on.
+func TestStep1ContextEndingDuringBackoffSaysDontRetry(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1, Stuck: "a call was still waiting its backoff"}, func(t *testing.T) {
+		// Backoffs of up to an hour: the caller's 1s deadline passes during the first.
+		r := &retrybudgets.BudgetedRetry{Budget: generous(), Backoff: retry.Policy{Base: time.Hour, Cap: time.Hour}}
+		down := &fooddelivery.CallError{Service: "payment", Status: 503, Err: fooddelivery.ErrUnavailable}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		calls := 0
+		began := time.Now()
+		err := r.Do(ctx, "late", func(context.Context, int) error { calls++; return down })
+		took := time.Since(began)
+		if calls != 1 || took > time.Second {
+			t.Fatalf("step 1: the caller's 1s deadline passed during a backoff, yet the call made %d attempts and returned after %v.\n"+
+				"Stop waiting when ctx is done (select on ctx.Done() and the timer).", calls, took)
+		}
+		require.ErrorIs(t, err, fooddelivery.ErrUnavailable, "step 1: the caller's deadline passed during a backoff; return payment's error, not only the context's")
+		if !fooddelivery.DontRetry(err) {
+			t.Fatalf("step 1: the caller's deadline passed while the payment client waited to retry, and it returned %q "+
+				"without \"don't retry\": a layer above would retry what this layer gave up on.\n"+
+				"Return retry.MarkDontRetry(err) when ctx ends during the backoff too.", err)
 		}
 	})
 }
@@ -198,6 +234,76 @@ func TestStep2BudgetRefillsOverTime(t *testing.T) {
 			t.Fatalf("step 2: a spent budget with a minimum of %v retries a second allowed %d retries after %v of quiet; want %d.\n"+
 				"Time must refill the budget (time.Now, elapsed seconds x minPerSecond, up to max), "+
 				"or a client that once spent it can never retry again.", minPerSecond, got, quiet, want)
+		}
+	})
+}
+
+// drain counts the retries budget allows right now (at most limit).
+func drain(budget *retrybudgets.RetryBudget, limit int) int {
+	n := 0
+	for n < limit && budget.TryRetry() {
+		n++
+	}
+	return n
+}
+
+func TestStep2BudgetSavesAtMostMax(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		const saved = 5
+		// Time: a minute of quiet at 1 retry a second earns 60, but the bucket holds 5.
+		byTime := retrybudgets.NewRetryBudget(0.1, 1, saved)
+		time.Sleep(time.Minute)
+		if got := drain(byTime, 1000); got != saved {
+			t.Fatalf("step 2: a budget of at most %d saved retries (1 a second) allowed %d retries after a minute of quiet; want %d.\n"+
+				"Cap the tokens at max when time refills them: a long quiet spell must not save up a burst of retries.",
+				saved, got, saved)
+		}
+		// Requests: ten first attempts at 1 retry each on a full bucket of 3.
+		byRequests := retrybudgets.NewRetryBudget(1, 0, 3)
+		for range 10 {
+			byRequests.Request()
+		}
+		if got := drain(byRequests, 1000); got != 3 {
+			t.Fatalf("step 2: a full budget of at most 3 retries, earning 1 per request, allowed %d retries after 10 more requests; want 3.\n"+
+				"Cap the tokens at max in Request too.", got)
+		}
+	})
+}
+
+func TestStep2BudgetIsSafeForConcurrentUse(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		const (
+			goroutines = 8
+			rounds     = 2000
+			tokens     = 100 // more than goroutines: no TryRetry below may fail
+		)
+		if got := drain(retrybudgets.NewRetryBudget(1, 0, 3), 1000); got != 3 {
+			t.Fatalf("step 2: a new budget of 3 retries allowed %d; write the token bucket first (TryRetry takes a token, "+
+				"refuses when fewer than 1 is left), then make it safe for concurrent use.", got)
+		}
+		// Each round takes a retry and gives it back with a request (ratio 1),
+		// so the budget must end as it began, with exactly `tokens` retries.
+		budget := retrybudgets.NewRetryBudget(1, 0, tokens)
+		var refused atomic.Int64
+		var wg sync.WaitGroup
+		for range goroutines {
+			wg.Go(func() {
+				for range rounds {
+					if !budget.TryRetry() {
+						refused.Add(1)
+					}
+					budget.Request()
+				}
+			})
+		}
+		wg.Wait()
+		left := drain(budget, 10*tokens)
+		if left != tokens || refused.Load() != 0 {
+			t.Fatalf("step 2: %d goroutines each took a retry and gave it back (ratio 1) %d times; the budget of %d refused %d "+
+				"retries and ended with %d, want 0 refused and %d left.\n"+
+				"Updates were lost: guard the tokens (and the time of the last update) with a sync.Mutex in Request and TryRetry. "+
+				"go test -race ./labs/04-retry-budgets/ shows where.",
+				goroutines, rounds, tokens, refused.Load(), left, tokens)
 		}
 	})
 }
@@ -319,20 +425,29 @@ func TestStep4RetryableRespectsTheSignal(t *testing.T) {
 		err  error
 		want bool
 	}{
+		// Retried: the dependency may answer next time.
 		{"unavailable", down, true},
-		{"timed out", &fooddelivery.CallError{Service: "payment", Err: fooddelivery.ErrTimeout}, true},
+		{"dependency timed out", &fooddelivery.CallError{Service: "payment", Err: fooddelivery.ErrTimeout}, true},
+		{"attempt's own deadline passed", &fooddelivery.CallError{Service: "payment", Err: fooddelivery.ErrTimeout, Cause: context.DeadlineExceeded}, true},
+		{"context deadline exceeded", fmt.Errorf("charge: %w", context.DeadlineExceeded), true},
+		// Final: the answer says so, or asking again cannot help.
 		{"overloaded, don't retry", &fooddelivery.CallError{Service: "payment", Status: 503, DontRetry: true, Err: fooddelivery.ErrOverloaded}, false},
+		{"overloaded, without the header", &fooddelivery.CallError{Service: "payment", Status: 503, Err: fooddelivery.ErrOverloaded}, false},
 		{"unavailable, a layer below already retried", &fooddelivery.CallError{Service: "order", Status: 502, DontRetry: true, Err: fooddelivery.ErrUnavailable}, false},
 		{"marked don't retry", retry.MarkDontRetry(down), false},
-		{"card declined", &fooddelivery.CallError{Service: "payment", Status: 402, Err: fooddelivery.ErrRejected}, false},
 		{"circuit open", fooddelivery.ErrCircuitOpen, false},
-		{"caller gave up", context.Canceled, false},
+		{"bulkhead full", fmt.Errorf("payment: %w", fooddelivery.ErrBulkheadFull), false},
+		{"card declined", &fooddelivery.CallError{Service: "payment", Status: 402, Err: fooddelivery.ErrRejected}, false},
+		{"not found", &fooddelivery.CallError{Service: "menu", Status: 404, Err: fooddelivery.ErrNotFound}, false},
+		{"unauthorized", &fooddelivery.CallError{Service: "auth", Status: 401, Err: fooddelivery.ErrUnauthorized}, false},
+		{"caller cancelled", context.Canceled, false},
+		{"caller cancelled mid-request", &fooddelivery.CallError{Service: "payment", Err: fooddelivery.ErrUnavailable, Cause: context.Canceled}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
 				if got := retrybudgets.Retryable(c.err); got != c.want {
-					t.Fatalf("step 4: Retryable(%s: %v) = %v, want %v", c.name, c.err, got, c.want)
+					t.Fatalf("step 4: Retryable(%s: %v) = %v, want %v (see the list of final errors in step 4)", c.name, c.err, got, c.want)
 				}
 			})
 		})

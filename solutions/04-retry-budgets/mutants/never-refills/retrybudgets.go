@@ -69,11 +69,17 @@ func (b *RetryBudget) TryRetry() bool {
 	return true
 }
 
-// Retryable reports whether a failed call is worth another attempt:
-// timeouts and unavailable dependencies are. An answer carrying the "don't
-// retry" signal (an overloaded server, or a layer below that already
-// retried), overload itself, an open breaker or a full bulkhead, a request
-// the dependency refused, and the caller's own cancellation are not.
+// Retryable reports whether a failed call is worth another attempt.
+// Retried: a dependency that timed out (fooddelivery.ErrTimeout, or an
+// attempt that ran out of its own deadline, context.DeadlineExceeded) and
+// an unavailable dependency (fooddelivery.ErrUnavailable). Final: an answer
+// carrying the "don't retry" signal (an overloaded server, or a layer below
+// that already retried), overload itself (fooddelivery.ErrOverloaded, with
+// or without the signal), an open breaker (ErrCircuitOpen), a full bulkhead
+// (ErrBulkheadFull), a request the dependency refused (ErrRejected,
+// ErrNotFound, ErrUnauthorized: the same request fails the same way), the
+// caller's own cancellation (context.Canceled: nobody waits for the
+// answer), and anything else this list does not name.
 func Retryable(err error) bool {
 	switch {
 	case err == nil,
@@ -81,10 +87,14 @@ func Retryable(err error) bool {
 		errors.Is(err, fooddelivery.ErrOverloaded),
 		errors.Is(err, fooddelivery.ErrCircuitOpen),
 		errors.Is(err, fooddelivery.ErrBulkheadFull),
+		errors.Is(err, fooddelivery.ErrRejected),
+		errors.Is(err, fooddelivery.ErrNotFound),
+		errors.Is(err, fooddelivery.ErrUnauthorized),
 		errors.Is(err, context.Canceled):
 		return false
 	}
-	return errors.Is(err, fooddelivery.ErrTimeout) || errors.Is(err, fooddelivery.ErrUnavailable)
+	return errors.Is(err, fooddelivery.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, fooddelivery.ErrUnavailable)
 }
 
 // BudgetedRetry is the retry loop of the layer next to payment. It makes
@@ -103,7 +113,7 @@ type BudgetedRetry struct {
 // (attempts used up, budget spent, or ctx done while waiting) comes back
 // as the original error marked "don't retry" (retry.MarkDontRetry), so no
 // layer above retries it again; a spent budget fails at once, without
-// waiting.
+// waiting. The caller's ctx ending during a backoff ends the wait at once.
 func (r *BudgetedRetry) Do(ctx context.Context, key string, call func(ctx context.Context, attempt int) error) error {
 	attempts := r.Attempts
 	if attempts <= 0 {
@@ -117,7 +127,10 @@ func (r *BudgetedRetry) Do(ctx context.Context, key string, call func(ctx contex
 		if !Retryable(err) {
 			return err
 		}
-		if attempt >= attempts || r.Budget == nil || !r.Budget.TryRetry() {
+		// Give up when the attempts are used up or the caller has gone
+		// (ctx done: a retry could not be waited for, so it takes no token),
+		// and, asked last, when the budget has no retry left.
+		if attempt >= attempts || ctx.Err() != nil || r.Budget == nil || !r.Budget.TryRetry() {
 			return retry.MarkDontRetry(err)
 		}
 		t := time.NewTimer(r.Backoff.Backoff(key, attempt))
