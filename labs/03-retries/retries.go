@@ -42,15 +42,13 @@ type Transport struct {
 // last attempt's response (body unread) or error, so the caller sees what
 // the dependency said.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	base := t.Base
-	if base == nil {
-		base = http.DefaultTransport
-	}
+	base := t.base()
 	attempts := t.Attempts
 	if attempts <= 0 {
 		attempts = DefaultAttempts
 	}
 	// TODO(step 2): only idempotent requests may be sent more than once.
+	// TODO(step 5): nor may a request whose body cannot be produced again.
 	n := t.sent.Add(1)
 	_ = n // TODO(step 3): the jitter of this request's waits: t.draw(n, attempt)
 	var resp *http.Response
@@ -60,6 +58,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// (req.GetBody), and the failed attempt's body must be drained
 		// (a bounded amount) and closed.
 		resp, err = base.RoundTrip(req)
+		// TODO(step 1): once the caller has left (req.Context().Err()),
+		// no attempt can help, whatever the error says.
 		if !Retryable(resp, err) {
 			return resp, err
 		}
@@ -72,12 +72,21 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// CloseIdleConnections closes Base's idle connections, so that
+// CloseIdleConnections closes the idle connections of Base (of
+// http.DefaultTransport when Base is nil), so that
 // http.Client.CloseIdleConnections reaches them through this Transport.
 func (t *Transport) CloseIdleConnections() {
-	if c, ok := t.Base.(interface{ CloseIdleConnections() }); ok {
+	if c, ok := t.base().(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
+}
+
+// base returns the RoundTripper that sends each attempt.
+func (t *Transport) base() http.RoundTripper {
+	if t.Base == nil {
+		return http.DefaultTransport
+	}
+	return t.Base
 }
 
 // Retryable reports whether an attempt that ended with resp and err is

@@ -3,12 +3,14 @@ package retries_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -19,6 +21,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/labtest"
+	"github.com/gophereats/resilience/fooddelivery/memnet"
 	retries "github.com/gophereats/resilience/labs/03-retries"
 )
 
@@ -64,10 +67,11 @@ func TestStep1Classification(t *testing.T) {
 		{"a refused connection", nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, true,
 			"nothing was sent, and the server may be back in a moment"},
 		{"a response cut short", nil, io.ErrUnexpectedEOF, true, "the connection dropped mid-answer"},
-		{"the caller cancelled", nil, fmt.Errorf("get: %w", context.Canceled), false,
-			"nobody is waiting for the answer any more"},
-		{"the caller's deadline passed", nil, fmt.Errorf("get: %w", context.DeadlineExceeded), false,
-			"the caller's time is up: no attempt can finish within it"},
+		{"an attempt's own timeout (an error matching context.DeadlineExceeded)", nil,
+			fmt.Errorf("net/http: timeout awaiting response headers: %w", context.DeadlineExceeded), true,
+			"net/http's ResponseHeaderTimeout error matches context.DeadlineExceeded, like the caller's deadline; " +
+				"the next attempt may be quicker. Whether the caller is still waiting is RoundTrip's question " +
+				"(req.Context().Err()), not Retryable's"},
 		{"an open circuit breaker", nil, fmt.Errorf("payment: %w", fooddelivery.ErrCircuitOpen), false,
 			"the breaker already knows the dependency is failing (lab 05)"},
 	}
@@ -106,6 +110,53 @@ func TestStep1FailoverIsRetried(t *testing.T) {
 			})
 		})
 	}
+}
+
+func TestStep1AttemptTimeoutIsRetried(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		const attemptTimeout = 500 * time.Millisecond
+		r := newRig(t, options{attemptTimeout: attemptTimeout})
+		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Latency: 2 * time.Second}))
+		r.spy.before = func(n int) {
+			if n == 2 { // payment is quick again by the time of the retry
+				r.sys.Faults.Clear("payment", listing)
+			}
+		}
+		_, err := r.payments.Charges(context.Background(), "") // the caller has no deadline
+		if all := r.spy.all(); err != nil || len(all) != 2 {
+			var first error
+			if len(all) > 0 {
+				first = all[0].err
+			}
+			t.Fatalf("step 1: the first attempt of a read of the charges timed out after %v (net/http's "+
+				"ResponseHeaderTimeout; its error %q matches context.DeadlineExceeded: %v), and payment was quick "+
+				"again for a retry; your Transport made %d attempts and the read ended with error %v. The caller "+
+				"had no deadline and was still waiting: an attempt's own timeout is transient. Only the caller's "+
+				"deadline or cancellation is final, and only the request's context tells which (req.Context().Err()).",
+				attemptTimeout, first, errors.Is(first, context.DeadlineExceeded), len(all), err)
+		}
+	})
+}
+
+func TestStep1CallerDeadlineIsFinal(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		const budget = time.Second
+		r := newRig(t, options{})
+		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Latency: 3 * time.Second}))
+
+		ctx, cancel := context.WithTimeout(context.Background(), budget)
+		defer cancel()
+		began := time.Now()
+		_, err := r.payments.Charges(ctx, "")
+		took := time.Since(began)
+
+		if r.spy.count() != 1 || took > budget+tolerance || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("step 1: the caller's deadline (%v) passed while payment was still working on the first attempt; "+
+				"your Transport made %d attempts and returned after %v with %q. Once the caller has left, no attempt "+
+				"can help: after each attempt, if req.Context().Err() is not nil, return what you have.",
+				budget, r.spy.count(), took, err)
+		}
+	})
 }
 
 func TestStep1PermanentFailuresAreNotRetried(t *testing.T) {
@@ -461,11 +512,25 @@ func TestStep4RetryAfterIsHonoured(t *testing.T) {
 				require.NotEmpty(t, gaps, "step 4: payment answered %d with Retry-After %q; your Transport did not retry (error: %v)",
 					c.status, header, err)
 				first := r.spy.all()[0]
-				asked, _ := retries.RetryAfter(http.Header{"Retry-After": {header}}, first.end)
-				if gaps[0] < asked-tolerance || gaps[0] > asked+retries.Backoff(1, retries.DefaultBaseDelay, retries.DefaultMaxDelay, 1)+tolerance {
-					t.Fatalf("step 4: payment answered %d with Retry-After %q (%v from then); your Transport retried after %v. "+
-						"The server says when it expects to be ready: wait at least that long (a retry sooner only "+
-						"meets the same answer), plus no more than your own backoff.", c.status, header, asked, gaps[0])
+				// What the header asks, worked out here (not with your
+				// RetryAfter), from the moment the answer arrived.
+				asked := time.Duration(0)
+				if secs, err := strconv.Atoi(header); err == nil {
+					asked = time.Duration(secs) * time.Second
+				} else if when, err := http.ParseTime(header); err == nil {
+					asked = when.Sub(first.end)
+				}
+				// The longest first backoff with the defaults: min(cap, base x 2^1).
+				ceiling := min(retries.DefaultMaxDelay, 2*retries.DefaultBaseDelay)
+				if longest := max(asked, ceiling); gaps[0] < asked-tolerance || gaps[0] > longest+tolerance {
+					want := fmt.Sprintf("between %v and %v", asked, longest)
+					if longest == asked {
+						want = asked.String()
+					}
+					t.Fatalf("step 4: payment answered %d with Retry-After %q (%v from then); your Transport retried after %v, "+
+						"want %s. Wait max(Retry-After, your backoff): never less than the server asked (a retry sooner "+
+						"only meets the same answer), and longer only when your own backoff is (at most %v here).",
+						c.status, header, asked, gaps[0], want, ceiling)
 				}
 				require.NoError(t, err, "step 4: the retry after the wait payment asked for should have succeeded")
 			})
@@ -552,7 +617,7 @@ func TestStep5FailedBodiesAreDrainedAndClosed(t *testing.T) {
 
 func TestStep5DrainIsBounded(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 5}, func(t *testing.T) {
-		const size, bound = 16 << 20, 1 << 20
+		const size, bound = 16 << 20, 64 << 10
 		r := newRig(t, options{})
 		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable}))
 		r.spy.swapBody = func(n int) io.ReadCloser {
@@ -571,9 +636,46 @@ func TestStep5DrainIsBounded(t *testing.T) {
 		read, _, closed := r.spy.all()[0].body.state()
 		if read > bound || !closed {
 			t.Fatalf("step 5: a failed attempt's body was %d MiB; your Transport read %d bytes of it (closed: %v). "+
-				"Draining is worth it for a small error body, not for an unbounded one: read at most a few KiB "+
+				"Draining is worth it for a small error body, not for an unbounded one: read at most 4 KiB "+
 				"(io.LimitReader), then close, and let net/http drop the connection if more was left.",
 				size>>20, read, closed)
+		}
+	})
+}
+
+func TestStep5StreamedKeyedChargeIsSentOnce(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 5}, func(t *testing.T) {
+		r := newRig(t, options{})
+		require.NoError(t, r.sys.Faults.Set("payment", charges, faults.Fault{Status: http.StatusServiceUnavailable}))
+		data, err := json.Marshal(fooddelivery.ChargeRequest{OrderID: "o-streamed", AmountCents: 2400, Card: "tok_visa"})
+		require.NoError(t, err, "step 5: encoding the charge")
+		// A body http.NewRequest does not know (a stream, not a bytes.Reader
+		// or a strings.Reader): GetBody stays nil.
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost,
+			memnet.ServiceURL("payment")+"/charges", &streamBody{r: bytes.NewReader(data)})
+		require.NoError(t, err, "step 5: building the charge request")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(fooddelivery.HeaderIdempotencyKey, "charge-o-streamed")
+
+		var resp *http.Response
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("step 5: a keyed charge with a streamed body (req.GetBody == nil) met a 503, and your "+
+						"Transport panicked: %v. A body that is neither nil nor http.NoBody and has no GetBody cannot "+
+						"be sent again: make one attempt only.", p)
+				}
+			}()
+			resp, err = (&http.Client{Transport: r.transport}).Do(req)
+		}()
+		if resp != nil {
+			defer resp.Body.Close()
+		}
+		if n := r.spy.count(); n != 1 || err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("step 5: a charge with an Idempotency-Key but a streamed body (req.GetBody == nil) met a 503; your "+
+				"Transport sent it %d times and returned error %v. The first attempt used the stream up and nothing "+
+				"can produce it again, so a retry would send an empty or truncated charge: a body that is neither nil "+
+				"nor http.NoBody and has no GetBody gets one attempt only (return payment's 503).", n, err)
 		}
 	})
 }

@@ -42,6 +42,9 @@ type rig struct {
 type options struct {
 	keyed     bool                     // give charges an Idempotency-Key
 	configure func(*retries.Transport) // set Attempts, delays, ...
+	// attemptTimeout, when not zero, is the ResponseHeaderTimeout of the
+	// net/http.Transport below the spy: a per-attempt timeout.
+	attemptTimeout time.Duration
 }
 
 func newRig(t *testing.T, o options) *rig {
@@ -50,6 +53,7 @@ func newRig(t *testing.T, o options) *rig {
 	r.sys = labtest.StartSystem(t, system.Config{
 		PaymentClient: func(n *memnet.Network) *http.Client {
 			r.spy = newSpy(n)
+			r.spy.base.ResponseHeaderTimeout = o.attemptTimeout
 			r.transport = &retries.Transport{Base: r.spy}
 			if o.configure != nil {
 				o.configure(r.transport)

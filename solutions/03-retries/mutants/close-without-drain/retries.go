@@ -7,7 +7,6 @@
 package retries
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -27,8 +26,10 @@ const (
 )
 
 // Transport retries the requests it sends through Base. Only idempotent
-// requests are retried (see Idempotent), only after transient failures
-// (see Retryable), at most Attempts times in all, waiting between attempts
+// requests whose body can be produced again are retried (see Idempotent
+// and replayable), only after transient failures (see Retryable) and only
+// while the caller is still waiting (the request's context is not done),
+// at most Attempts times in all, waiting between attempts
 // for a full-jitter backoff (see Backoff) or the server's Retry-After,
 // whichever is longer. A wait that would end after the request context's
 // deadline is not started: the last answer is returned at once. A
@@ -55,15 +56,12 @@ type Transport struct {
 
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	base := t.Base
-	if base == nil {
-		base = http.DefaultTransport
-	}
+	base := t.base()
 	attempts := t.Attempts
 	if attempts <= 0 {
 		attempts = DefaultAttempts
 	}
-	if !Idempotent(req) {
+	if !Idempotent(req) || !replayable(req) {
 		attempts = 1
 	}
 	ctx := req.Context()
@@ -77,7 +75,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		resp, err := base.RoundTrip(try)
-		if attempt >= attempts || !Retryable(resp, err) {
+		// The caller's cancellation or deadline is final, whatever the
+		// error says: Retryable cannot tell it from an attempt's own
+		// timeout (both match context.DeadlineExceeded), the context can.
+		if attempt >= attempts || ctx.Err() != nil || !Retryable(resp, err) {
 			return resp, err
 		}
 		wait := Backoff(attempt, positive(t.BaseDelay, DefaultBaseDelay), positive(t.MaxDelay, DefaultMaxDelay), t.draw(n, attempt))
@@ -102,26 +103,40 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// CloseIdleConnections closes Base's idle connections, so that
+// CloseIdleConnections closes the idle connections of Base (of
+// http.DefaultTransport when Base is nil), so that
 // http.Client.CloseIdleConnections reaches them through this Transport.
 func (t *Transport) CloseIdleConnections() {
-	if c, ok := t.Base.(interface{ CloseIdleConnections() }); ok {
+	if c, ok := t.base().(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
 }
 
+// base returns the RoundTripper that sends each attempt.
+func (t *Transport) base() http.RoundTripper {
+	if t.Base == nil {
+		return http.DefaultTransport
+	}
+	return t.Base
+}
+
 // Retryable reports whether an attempt that ended with resp and err is
-// worth repeating. Transient failures are: connection errors, transport
-// timeouts, and the statuses 429, 502, 503 and 504. Failures that would
-// repeat are not: other statuses (400, 401, 403, 404, 409, 422, 500, 501,
-// ...), a response carrying fooddelivery.HeaderDontRetry (an overloaded
-// server, or a layer below that already retried), the caller's own
-// cancellation or deadline, an open circuit breaker and a full bulkhead.
-// A 2xx (or any status below 400) is a success, not retried.
+// worth repeating. Transient failures are: transport errors (a refused or
+// reset connection, an answer cut short, the attempt's own timeout), and
+// the statuses 429, 502, 503 and 504. Failures that would repeat are not:
+// other statuses (400, 401, 403, 404, 409, 422, 500, 501, ...), a response
+// carrying fooddelivery.HeaderDontRetry (an overloaded server, or a layer
+// below that already retried), an open circuit breaker and a full
+// bulkhead. A 2xx (or any status below 400) is a success, not retried.
+//
+// Retryable does not decide about the caller's cancellation or deadline:
+// an error matching context.DeadlineExceeded may be the caller's deadline
+// or the attempt's own timeout (net/http's ResponseHeaderTimeout error
+// matches it too), and only the request's context can tell them apart.
+// RoundTrip checks req.Context().Err() before asking Retryable.
 func Retryable(resp *http.Response, err error) bool {
 	if err != nil {
-		return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) &&
-			!errors.Is(err, fooddelivery.ErrCircuitOpen) && !errors.Is(err, fooddelivery.ErrBulkheadFull)
+		return !errors.Is(err, fooddelivery.ErrCircuitOpen) && !errors.Is(err, fooddelivery.ErrBulkheadFull)
 	}
 	if resp == nil || resp.Header.Get(fooddelivery.HeaderDontRetry) == "1" {
 		return false
@@ -136,12 +151,9 @@ func Retryable(resp *http.Response, err error) bool {
 // Idempotent reports whether req may be sent more than once: its method is
 // safe (GET, HEAD, OPTIONS, TRACE) or it carries an Idempotency-Key (or
 // X-Idempotency-Key) header, the same rule net/http.Transport applies to
-// its own silent resends. A request with a body must also be able to
-// produce it again (req.GetBody).
+// its own silent resends. Whether its body can be sent again is a separate
+// question (see replayable).
 func Idempotent(req *http.Request) bool {
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
-		return false
-	}
 	switch req.Method {
 	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
 		return true
@@ -184,9 +196,18 @@ func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
+// replayable reports whether req's body can be sent again: it has none
+// (nil or http.NoBody), or req.GetBody produces a fresh copy. A streamed
+// body without GetBody is read once by the first attempt, so such a
+// request gets one attempt only.
+func replayable(req *http.Request) bool {
+	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+}
+
 // rewind returns a copy of req for the given attempt, with a fresh body
 // from req.GetBody (a body is read once; resending the same one would send
-// nothing) and the attempt number in fooddelivery.HeaderAttempt.
+// nothing) and the attempt number in fooddelivery.HeaderAttempt. req
+// must be replayable.
 func rewind(req *http.Request, attempt int) (*http.Request, error) {
 	r := req.Clone(req.Context())
 	if req.Body != nil && req.Body != http.NoBody {
