@@ -53,14 +53,15 @@ type Settings struct {
 	// fraction of the calls in the window failed. Zero means 0.5.
 	FailureRate float64
 	// MinCalls, with a Window, is how many calls the window must hold
-	// before the rate is trusted. Zero means Window (a full window).
+	// before the rate is trusted. Zero, or more than Window (a window never
+	// holds more than Window calls), means Window: a full window.
 	MinCalls int
 
 	// SlowCall counts a call that succeeded but took longer than this as
 	// a failure. Zero means speed is not judged.
 	SlowCall time.Duration
-	// IsFailure says whether an error counts against the dependency. nil
-	// means Failure.
+	// IsFailure says whether a call's non-nil error counts against the
+	// dependency. nil means Failure.
 	IsFailure func(error) bool
 
 	// OpenFor is how long the breaker stays open before it lets a trial
@@ -75,7 +76,8 @@ type Settings struct {
 	// at level Warn when the breaker opens and Info otherwise. nil means
 	// slog.Default().
 	Logger *slog.Logger
-	// OnStateChange, when set, is called on every state change.
+	// OnStateChange, when set, is called on every state change (from is
+	// never to: staying in a state is not a change).
 	OnStateChange func(name string, from, to State)
 }
 
@@ -126,8 +128,9 @@ func (cb *CircuitBreaker) Do(ctx context.Context, call func(ctx context.Context)
 	// TODO(step 2): with a Window, open when at least FailureRate of the
 	// last Window calls failed, once the window holds MinCalls calls.
 	// TODO(step 3): judge err with Settings.IsFailure; a success slower
-	// than SlowCall is a failure; a call whose caller gave up (ctx
-	// cancelled) says nothing about the dependency.
+	// than SlowCall is a failure; a call whose caller gave up (ctx.Err()
+	// is context.Canceled) says nothing about the dependency, but one whose
+	// deadline expired (context.DeadlineExceeded) is judged by its error.
 	return err
 }
 
@@ -135,14 +138,16 @@ func (cb *CircuitBreaker) Do(ctx context.Context, call func(ctx context.Context)
 func (cb *CircuitBreaker) setState(to State) {
 	cb.state = to
 	// TODO(step 6): log the change to Settings.Logger and call
-	// Settings.OnStateChange.
+	// Settings.OnStateChange. Moving to the state the breaker is already
+	// in is not a change.
 }
 
 // Failure is the default Settings.IsFailure: it reports whether err counts
 // against the dependency.
 func Failure(err error) bool {
-	// TODO(step 3): timeouts, connection errors and 5xx count; answers about
-	// the caller's own request (4xx) do not. Classify with errors.Is and
-	// errors.As against fooddelivery's sentinels and *CallError.
+	// TODO(step 3): timeouts, connection errors, 5xx and 429 Too Many
+	// Requests count; answers about the caller's own request (every other
+	// 4xx) do not. Classify with errors.Is and errors.As against
+	// fooddelivery's sentinels and *CallError.
 	return err != nil
 }

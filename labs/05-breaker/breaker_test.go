@@ -151,7 +151,10 @@ func TestStep1HalfOpenAfterTheOpenPeriod(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
 		sys, cb := start(t, breaker.Settings{})
 		trip(t, sys, 5)
-		require.Equal(t, breaker.Open, cb.State(), "step 1: 5 failures in a row open the breaker")
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 1: payment answered 503 to 5 charges in a row and the breaker is %v; it must open after "+
+				"Settings.ConsecutiveFailures failures in a row (zero means 5). Start with TestStep1OpensAfterFiveFailuresInARow.", s)
+		}
 
 		time.Sleep(openFor - time.Second)
 		setPayment(t, sys, faults.Fault{}) // payment has recovered
@@ -199,7 +202,64 @@ func TestStep1AFailedTrialOpensAgain(t *testing.T) {
 				"it must stay open for a whole new period of %v", openFor-time.Second, s, charges(sys)-before-1, openFor)
 		}
 		time.Sleep(time.Second)
-		require.Equal(t, breaker.HalfOpen, cb.State(), "step 1: a whole period after the failed trial the breaker is half-open again")
+		if s := cb.State(); s != breaker.HalfOpen {
+			t.Fatalf("step 1: %v after the failed trial the breaker is %v; after a whole new open period it is half-open again", openFor, s)
+		}
+	})
+}
+
+func TestStep1LateFailuresFromBeforeTheOpeningAreIgnored(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		const late, lateAfter = 5, 1900 * time.Millisecond
+		shortOpen := time.Second // short, so that the breaker closes before the late calls end
+		cb := breaker.New(breaker.Settings{Name: "order->payment", OpenFor: shortOpen, Logger: quiet})
+		timedOut := fmt.Errorf("payment: %w", fooddelivery.ErrTimeout)
+		refused := fmt.Errorf("payment: %w", fooddelivery.ErrUnavailable)
+
+		// 5 charges are admitted while the breaker is closed; payment hangs
+		// and they time out 1.9 s later.
+		var admitted, ended sync.WaitGroup
+		defer ended.Wait() // even when the test stops early: no goroutine left behind
+		for range late {
+			admitted.Add(1)
+			ended.Go(func() {
+				cb.Do(context.Background(), func(context.Context) error {
+					admitted.Done()
+					time.Sleep(lateAfter)
+					return timedOut
+				})
+			})
+		}
+		admitted.Wait()
+		// Meanwhile 5 other charges fail at once and open the breaker.
+		for range 5 {
+			cb.Do(context.Background(), func(context.Context) error { return refused })
+		}
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 1: 5 calls failed in a row (5 more still in flight) and the breaker is %v; it must open after "+
+				"Settings.ConsecutiveFailures failures in a row (zero means 5)", s)
+		}
+		// The open period ends and a trial succeeds: payment has recovered.
+		time.Sleep(shortOpen)
+		trial := cb.Do(context.Background(), func(context.Context) error { return nil })
+		if s := cb.State(); trial != nil || s != breaker.Closed {
+			t.Fatalf("step 1: %v after the breaker opened (Settings.OpenFor %v) a trial call succeeded; it returned %v and "+
+				"the breaker is %v. A successful trial closes the breaker.", shortOpen, shortOpen, trial, s)
+		}
+		// The 5 charges admitted before the breaker opened time out now.
+		ended.Wait()
+		if s := cb.State(); s != breaker.Closed {
+			t.Fatalf("step 1: %d calls admitted while the breaker was closed failed %v later. In between, the breaker had "+
+				"opened, gone half-open after %v and closed on a successful trial; their late failures left it %v. "+
+				"An outcome says something about the state its call was admitted in, not about today's: tag each call "+
+				"with a generation when it is admitted, change the generation at every state change, and ignore "+
+				"outcomes from another generation.", late, lateAfter, shortOpen, s)
+		}
+		called := false
+		err := cb.Do(context.Background(), func(context.Context) error { called = true; return nil })
+		if !called || err != nil {
+			t.Fatalf("step 1: the breaker closed after a successful trial, yet the next call was made: %v, and returned %v", called, err)
+		}
 	})
 }
 
@@ -245,7 +305,10 @@ func TestStep2OpensWhenHalfOfTheLastTwentyFailed(t *testing.T) {
 		}
 		before := charges(sys)
 		place(sys)
-		require.Equal(t, before, charges(sys), "step 2: the breaker is open, yet the next order reached payment")
+		if n := charges(sys) - before; n != 0 {
+			t.Fatalf("step 2: the breaker opened after order 25, yet the next order reached payment (%d charges): "+
+				"an open breaker refuses without calling (step 1)", n)
+		}
 	})
 }
 
@@ -274,7 +337,9 @@ func TestStep2AFewUnluckyCallsDoNotOpen(t *testing.T) {
 				"The last 20 calls never held more than 4 failures: only a window of a few calls sees 2 failures as a "+
 				"majority. Keep the outcomes of the last Window calls, not a fixed handful.", opened)
 		}
-		require.EqualValues(t, len(pattern), charges(sys), "step 2: with the breaker closed, every charge reaches payment")
+		if n := charges(sys); n != int64(len(pattern)) {
+			t.Fatalf("step 2: the breaker never opened, yet %d of %d charges reached payment: a closed breaker makes every call", n, len(pattern))
+		}
 	})
 }
 
@@ -286,6 +351,7 @@ func TestStep3DependencyFailuresCount(t *testing.T) {
 	}{
 		{"payment answers 503", "POST /charges", faults.Fault{Status: http.StatusServiceUnavailable}},
 		{"payment answers 500", "POST /charges", faults.Fault{Status: http.StatusInternalServerError}},
+		{"payment answers 429 Too Many Requests", "POST /charges", faults.Fault{Status: http.StatusTooManyRequests}},
 		{"payment hangs past the timeout", "POST /charges", faults.Fault{Hang: time.Minute}},
 		{"payment refuses connections", "", faults.Fault{Connect: memnet.Refused}},
 	}
@@ -299,8 +365,9 @@ func TestStep3DependencyFailuresCount(t *testing.T) {
 					require.Error(t, err, "step 3: %s, yet an order succeeded", c.name)
 				}
 				if s := cb.State(); s != breaker.Open {
-					t.Fatalf("step 3: %s: 5 orders in a row failed and the breaker is %v. Timeouts, connection errors and "+
-						"5xx are the dependency's failures (fooddelivery.ErrTimeout, ErrUnavailable): they must count.", c.name, s)
+					t.Fatalf("step 3: %s: 5 orders in a row failed and the breaker is %v. Timeouts, connection errors, "+
+						"5xx and 429 (payment saying it is overloaded) are the dependency's failures "+
+						"(fooddelivery.ErrTimeout, ErrUnavailable): they must count.", c.name, s)
 				}
 				sys.Faults.Clear("payment", c.route)
 				before := charges(sys)
@@ -391,12 +458,37 @@ func TestStep3CallersWhoGiveUpDoNotCount(t *testing.T) {
 	})
 }
 
+func TestStep3AnExpiredDeadlineCounts(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		const budget = 300 * time.Millisecond
+		sys := labtest.StartSystem(t, system.Config{})
+		cb := breaker.New(breaker.Settings{Name: "checkout->payment", Logger: quiet})
+		payer := breaker.Payer{Breaker: cb, Next: payment.NewClient(sys.HTTPClient(), memnet.ServiceURL("payment"))}
+		setPayment(t, sys, faults.Fault{Hang: time.Minute})
+		var last error
+		for i := range 5 {
+			ctx, cancel := context.WithTimeout(context.Background(), budget)
+			_, last = payer.Charge(ctx, fooddelivery.ChargeRequest{OrderID: fmt.Sprintf("ord-%d", i), AmountCents: 1200, Card: "tok_visa"})
+			cancel()
+		}
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 3: payment hung; 5 charges in a row gave up when their caller's %v deadline expired "+
+				"(last error: %v) and the breaker is %v. An expired deadline (context.DeadlineExceeded) is the dependency "+
+				"being slower than it may be: judge the call's error like any other (a timeout counts). Only a caller who "+
+				"left (context.Canceled) says nothing about the dependency.", budget, last, s)
+		}
+	})
+}
+
 func TestStep4HalfOpenAdmitsOnlyAFewTrials(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
 		const trials, customers = 2, 20
 		sys, cb := start(t, breaker.Settings{HalfOpenCalls: trials})
 		trip(t, sys, 5)
-		require.Equal(t, breaker.Open, cb.State(), "step 4: 5 failures in a row open the breaker (step 1)")
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 4: payment failed 5 times in a row and the breaker is %v; it must be open before this test can "+
+				"look at half-open. Finish step 1 first.", s)
+		}
 		time.Sleep(openFor)
 		setPayment(t, sys, faults.Fault{Latency: 500 * time.Millisecond}) // recovered, still warming up
 
@@ -439,6 +531,10 @@ func TestStep4RefusedTrialsWrapErrCircuitOpen(t *testing.T) {
 		for range 5 {
 			cb.Do(context.Background(), func(context.Context) error { return boom })
 		}
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 4: 5 calls failed in a row and the breaker is %v; it must be open before this test can "+
+				"look at half-open. Finish step 1 first.", s)
+		}
 		time.Sleep(openFor)
 
 		release := make(chan struct{})
@@ -459,13 +555,79 @@ func TestStep4RefusedTrialsWrapErrCircuitOpen(t *testing.T) {
 		called := false
 		err := cb.Do(context.Background(), func(context.Context) error { called = true; return nil })
 		close(release)
-		require.NoError(t, <-trialDone, "step 4: the trial call succeeded, so Do must return its nil error")
+		if trialErr := <-trialDone; trialErr != nil {
+			t.Fatalf("step 4: the half-open trial call succeeded, yet Do returned %v; it must return the call's own nil error", trialErr)
+		}
 		if called || !errors.Is(err, fooddelivery.ErrCircuitOpen) {
 			t.Fatalf("step 4: one trial call was in flight in the half-open state (HalfOpenCalls defaults to 1); a second call "+
 				"was made: %v, and it returned %v. It must be refused without calling, with an error wrapping "+
 				"fooddelivery.ErrCircuitOpen.", called, err)
 		}
-		require.Equal(t, breaker.Closed, cb.State(), "step 4: the only trial succeeded, so the breaker is closed")
+		if s := cb.State(); s != breaker.Closed {
+			t.Fatalf("step 4: the only trial call (HalfOpenCalls defaults to 1) succeeded and the breaker is %v; it must close", s)
+		}
+	})
+}
+
+func TestStep4LateCallsDoNotTakeTrialSlots(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		const trials = 2
+		shortOpen := time.Second
+		cb := breaker.New(breaker.Settings{Name: "order->payment", OpenFor: shortOpen, HalfOpenCalls: trials, Logger: quiet})
+		boom := fmt.Errorf("payment: %w", fooddelivery.ErrUnavailable)
+
+		// One slow charge is admitted while closed and succeeds 1.5 s later.
+		lateStarted, lateDone := make(chan struct{}), make(chan struct{})
+		defer func() { <-lateDone }() // even when the test stops early: no goroutine left behind
+		go func() {
+			defer close(lateDone)
+			cb.Do(context.Background(), func(context.Context) error {
+				close(lateStarted)
+				time.Sleep(1500 * time.Millisecond)
+				return nil
+			})
+		}()
+		<-lateStarted
+		for range 5 {
+			cb.Do(context.Background(), func(context.Context) error { return boom })
+		}
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 4: 5 calls failed in a row and the breaker is %v; it must be open before this test can "+
+				"look at half-open. Finish step 1 first.", s)
+		}
+		time.Sleep(shortOpen) // half-open now: 2 trials start and take 1 s
+		var trialsDone sync.WaitGroup
+		defer trialsDone.Wait()
+		for range trials {
+			started := make(chan struct{})
+			trialsDone.Go(func() {
+				cb.Do(context.Background(), func(context.Context) error {
+					close(started)
+					time.Sleep(time.Second)
+					return nil
+				})
+			})
+			select {
+			case <-started:
+			case <-time.After(time.Millisecond):
+				t.Fatalf("step 4: the breaker was half-open with Settings.HalfOpenCalls %d, yet a trial call was not made", trials)
+			}
+		}
+		<-lateDone // the slow charge from before the opening succeeds now
+		state := cb.State()
+		called := false
+		err := cb.Do(context.Background(), func(context.Context) error { called = true; return nil })
+		trialsDone.Wait()
+		if called || !errors.Is(err, fooddelivery.ErrCircuitOpen) || state != breaker.HalfOpen {
+			t.Fatalf("step 4: the breaker was half-open with its %d trial calls in flight when a call admitted before it "+
+				"opened succeeded. Then the breaker was %v, and a new call was made: %v (error: %v). The late success is "+
+				"not a trial: it must neither free a trial slot nor count as a successful trial, so the breaker stays "+
+				"half-open and refuses the new call. Ignore outcomes from another generation (step 1's hint).",
+				trials, state, called, err)
+		}
+		if s := cb.State(); s != breaker.Closed {
+			t.Fatalf("step 4: both trial calls succeeded and the breaker is %v; HalfOpenCalls successful trials close it", s)
+		}
 	})
 }
 
@@ -508,15 +670,23 @@ func TestStep5BrokenReportingLeavesOrderingAlone(t *testing.T) {
 
 // transitions records what OnStateChange reports.
 type transitions struct {
-	mu   sync.Mutex
-	seen []string
-	edge *fooddelivery.EdgeStats
+	mu    sync.Mutex
+	seen  []string
+	moves []move // the same changes, with their virtual time
+	edge  *fooddelivery.EdgeStats
+}
+
+// move is one state change and when it was reported.
+type move struct {
+	at time.Time
+	to breaker.State
 }
 
 func (r *transitions) record(name string, from, to breaker.State) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seen = append(r.seen, fmt.Sprintf("%s: %v -> %v", name, from, to))
+	r.moves = append(r.moves, move{time.Now(), to})
 	if r.edge != nil {
 		r.edge.BreakerTransitions.Add(1) // the metric the system exposes
 	}
@@ -593,6 +763,21 @@ func TestStep6EveryStateChangeIsSeen(t *testing.T) {
 			t.Fatalf("step 6: the record of the breaker opening has level %s; an open breaker is a symptom someone must see: "+
 				"log it at Warn (or Error)", lvl)
 		}
+
+		// Per-endpoint breakers (step 5) say which endpoint failed.
+		endpoints := &transitions{}
+		orders := breaker.NewOrderClient(sys.Orders(), breaker.Settings{Name: "order", Logger: quiet, OnStateChange: endpoints.record})
+		require.NoError(t, sys.Faults.Set("order", "GET /reports/daily", faults.Fault{Status: http.StatusInternalServerError}),
+			"setting up the fault")
+		for range 5 {
+			orders.DailyReport(context.Background(), time.Time{})
+		}
+		want = []string{"order GET /reports/daily: closed -> open"}
+		if got := endpoints.list(); !slices.Equal(got, want) {
+			t.Fatalf("step 6: the daily report failed 5 times in a row through NewOrderClient(..., Settings{Name: \"order\"}); "+
+				"its breakers reported %q. Want %q: each endpoint's breaker is named Settings.Name, a space, and "+
+				"the route (step 5), so that the log says which endpoint is failing.", got, want)
+		}
 	})
 }
 
@@ -614,7 +799,10 @@ func TestStep7RetriesStopAtAnOpenBreaker(t *testing.T) {
 		setPayment(t, sys, down)
 		charge("ord-1") // 3 attempts, 3 failures
 		charge("ord-2") // 2 more failures open the breaker
-		require.Equal(t, breaker.Open, cb.State(), "step 7: 5 failed attempts in a row open the breaker (step 1)")
+		if s, n := cb.State(), charges(sys); s != breaker.Open {
+			t.Fatalf("step 7: two charges through retry.Policy{Attempts: 3} made %d attempts against a payment service "+
+				"that answers 503, and the breaker is %v; 5 failures in a row must open it. Finish step 1 first.", n, s)
+		}
 
 		before := charges(sys)
 		began := time.Now()

@@ -43,8 +43,9 @@ var _ fooddelivery.OrderService = (*OrderClient)(nil)
 // NewOrderClient returns an OrderClient that calls next with breakers
 // configured by s.
 func NewOrderClient(next *order.Client, s Settings) *OrderClient {
-	// TODO(step 5): give each endpoint its own breaker, named after
-	// s.Name and the route ("order GET /reports/daily").
+	// TODO(step 5): give each endpoint its own breaker, named s.Name, a
+	// space and the route: "order POST /orders", "order GET /orders/{id}",
+	// "order GET /reports/daily" for s.Name "order".
 	return &OrderClient{next: next, shared: New(s)}
 }
 

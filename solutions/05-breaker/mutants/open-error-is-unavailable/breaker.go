@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -283,9 +284,11 @@ func (cb *CircuitBreaker) setState(to State, now time.Time) {
 
 // Failure is the default Settings.IsFailure. Timeouts, unreachable
 // dependencies, 5xx answers and overload rejections count against the
-// dependency (fooddelivery.ErrTimeout, ErrUnavailable, ErrOverloaded).
-// Answers about the caller's own request do not: any 4xx (CallError.Status
-// 400-499: rejected, not found, unauthorized, too many requests) and the
+// dependency (fooddelivery.ErrTimeout, ErrUnavailable, ErrOverloaded), and
+// so does 429 Too Many Requests: it is the dependency saying it is
+// overloaded (fooddelivery.ReadError classes it as ErrUnavailable), and
+// calling it less is what it asks for. Answers about the caller's own
+// request do not count: every other 4xx (CallError.Status 400-499) and the
 // sentinels ErrRejected, ErrNotFound and ErrUnauthorized. Other non-nil
 // errors count.
 func Failure(err error) bool {
@@ -294,7 +297,7 @@ func Failure(err error) bool {
 	}
 	var ce *fooddelivery.CallError
 	if errors.As(err, &ce) && ce.Status >= 400 && ce.Status < 500 {
-		return false
+		return ce.Status == http.StatusTooManyRequests
 	}
 	switch {
 	case errors.Is(err, fooddelivery.ErrRejected),

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -62,14 +63,15 @@ type Settings struct {
 	// DefaultFailureRate (half).
 	FailureRate float64
 	// MinCalls, with a Window, is how many calls the window must hold
-	// before the rate is trusted. Zero means Window (a full window).
+	// before the rate is trusted. Zero, or more than Window (a window never
+	// holds more than Window calls), means Window: a full window.
 	MinCalls int
 
 	// SlowCall counts a call that succeeded but took longer than this as
 	// a failure. Zero means speed is not judged.
 	SlowCall time.Duration
-	// IsFailure says whether an error counts against the dependency. nil
-	// means Failure.
+	// IsFailure says whether a call's non-nil error counts against the
+	// dependency. nil means Failure.
 	IsFailure func(error) bool
 
 	// OpenFor is how long the breaker stays open before it lets a trial
@@ -84,9 +86,9 @@ type Settings struct {
 	// at level Warn when the breaker opens and Info otherwise. nil means
 	// slog.Default().
 	Logger *slog.Logger
-	// OnStateChange, when set, is called on every state change, with the
-	// breaker's lock held: it must return quickly and must not call the
-	// breaker.
+	// OnStateChange, when set, is called on every state change (from is
+	// never to: staying in a state is not a change), with the breaker's
+	// lock held: it must return quickly and must not call the breaker.
 	OnStateChange func(name string, from, to State)
 }
 
@@ -154,8 +156,12 @@ func (cb *CircuitBreaker) State() State {
 // treat as final; otherwise Do returns call's error unchanged.
 //
 // Outcomes that say nothing about the dependency are not recorded: a call
-// whose caller gave up (ctx cancelled), and a call that started in an
-// earlier state (another generation). A call that panics counts as failed.
+// whose caller gave up (ctx.Err() is context.Canceled), and a call that
+// started in an earlier state (another generation). A call whose ctx
+// deadline expired is judged by its error like any other (usually a
+// timeout, which counts): a deadline says how long the dependency may take,
+// and with deadlines propagated from the caller, most calls to a hanging
+// dependency end that way. A call that panics counts as failed.
 func (cb *CircuitBreaker) Do(ctx context.Context, call func(ctx context.Context) error) error {
 	generation, err := cb.admit()
 	if err != nil {
@@ -260,9 +266,13 @@ func (cb *CircuitBreaker) current(now time.Time) State {
 }
 
 // setState changes the state, starts a new generation with clean counts,
-// and reports the change. Call with cb.mu held.
+// and reports the change. Moving to the state the breaker is already in is
+// not a change: nothing happens. Call with cb.mu held.
 func (cb *CircuitBreaker) setState(to State, now time.Time) {
 	from := cb.state
+	if to == from {
+		return
+	}
 	cb.state = to
 	cb.generation++
 	cb.streak, cb.calls, cb.failures, cb.next, cb.trials, cb.successes = 0, 0, 0, 0, 0, 0
@@ -283,9 +293,11 @@ func (cb *CircuitBreaker) setState(to State, now time.Time) {
 
 // Failure is the default Settings.IsFailure. Timeouts, unreachable
 // dependencies, 5xx answers and overload rejections count against the
-// dependency (fooddelivery.ErrTimeout, ErrUnavailable, ErrOverloaded).
-// Answers about the caller's own request do not: any 4xx (CallError.Status
-// 400-499: rejected, not found, unauthorized, too many requests) and the
+// dependency (fooddelivery.ErrTimeout, ErrUnavailable, ErrOverloaded), and
+// so does 429 Too Many Requests: it is the dependency saying it is
+// overloaded (fooddelivery.ReadError classes it as ErrUnavailable), and
+// calling it less is what it asks for. Answers about the caller's own
+// request do not count: every other 4xx (CallError.Status 400-499) and the
 // sentinels ErrRejected, ErrNotFound and ErrUnauthorized. Other non-nil
 // errors count.
 func Failure(err error) bool {
@@ -294,7 +306,7 @@ func Failure(err error) bool {
 	}
 	var ce *fooddelivery.CallError
 	if errors.As(err, &ce) && ce.Status >= 400 && ce.Status < 500 {
-		return false
+		return ce.Status == http.StatusTooManyRequests
 	}
 	switch {
 	case errors.Is(err, fooddelivery.ErrRejected),
