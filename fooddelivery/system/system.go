@@ -131,6 +131,13 @@ type Config struct {
 	// attempt without a key.
 	ChargeRetry *retry.Policy
 	ChargeKey   func(payment.ChargeAttempt) string
+
+	// MenuHedging, when set, wraps the transport of the gateway's menu
+	// client (lab 09's integration point: hedged menu reads). It receives
+	// the transport the system built and the replicas' host names
+	// ("menu-1", "menu-2", ...), in order, and returns the transport to use.
+	// nil means every menu call goes to exactly one replica.
+	MenuHedging func(base http.RoundTripper, replicas []string) http.RoundTripper
 }
 
 // Names of the gateway's dependencies for Config.GatewayGuards.
@@ -277,7 +284,17 @@ func (s *System) start(cfg Config, replicas int) error {
 			}))
 		}},
 		{"gateway", "gateway", func(in *fooddelivery.Instance) http.Handler {
-			menus := menu.NewClient(client(), menuURLs...)
+			menuHTTP := client()
+			if cfg.MenuHedging != nil {
+				hosts := make([]string, replicas)
+				for i := range hosts {
+					hosts[i] = fmt.Sprintf("menu-%d", i+1)
+				}
+				base := menuHTTP.Transport
+				s.clients = append(s.clients, &http.Client{Transport: base}) // Close still closes its idle connections
+				menuHTTP.Transport = cfg.MenuHedging(base, hosts)
+			}
+			menus := menu.NewClient(menuHTTP, menuURLs...)
 			gatewayGuard := func(dependency string) fooddelivery.Guard {
 				if cfg.GatewayGuards == nil {
 					return nil

@@ -1,0 +1,355 @@
+package hedging_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/menu"
+	"github.com/gophereats/resilience/fooddelivery/system"
+	hedging "github.com/gophereats/resilience/labs/09-hedging"
+)
+
+const (
+	stall      = time.Second           // a stalled replica answers after this
+	hedgeAfter = 50 * time.Millisecond // the fixed hedge delay of steps 1, 3, 4 and 5
+	slack      = 10 * time.Millisecond // what the tests forgive on top of a delay (fake time is exact)
+	menuRoute  = "GET /restaurants/{id}/menu"
+	leak       = "the losing hedge request was never cancelled, or its response body never closed"
+)
+
+var replicas = []string{"menu-1", "menu-2", "menu-3"}
+
+// spy sits between the learner's Hedger and the network: it records every
+// attempt (host, method, context) and whether each response body it hands
+// out gets closed.
+type spy struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	sent []*sent
+}
+
+type sent struct {
+	host, method string
+	ctx          context.Context
+	body         *spyBody // nil until a response arrives
+}
+
+type spyBody struct {
+	io.ReadCloser
+	closed atomic.Bool
+}
+
+func (b *spyBody) Close() error {
+	b.closed.Store(true)
+	return b.ReadCloser.Close()
+}
+
+func (s *spy) RoundTrip(r *http.Request) (*http.Response, error) {
+	a := &sent{host: r.URL.Host, method: r.Method, ctx: r.Context()}
+	s.mu.Lock()
+	s.sent = append(s.sent, a)
+	s.mu.Unlock()
+	resp, err := s.base.RoundTrip(r)
+	if err == nil {
+		b := &spyBody{ReadCloser: resp.Body}
+		s.mu.Lock()
+		a.body = b
+		s.mu.Unlock()
+		resp.Body = b
+	}
+	return resp, err
+}
+
+func (s *spy) attempts() []*sent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*sent(nil), s.sent...)
+}
+
+// openBodies counts the response bodies handed out and not closed yet.
+func (s *spy) openBodies() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	open := 0
+	for _, a := range s.sent {
+		if a.body != nil && !a.body.closed.Load() {
+			open++
+		}
+	}
+	return open
+}
+
+// hosts lists where the attempts went, for messages: "menu-1, menu-2".
+func (s *spy) hosts() string {
+	var hs []string
+	for _, a := range s.attempts() {
+		hs = append(hs, a.host)
+	}
+	if len(hs) == 0 {
+		return "none"
+	}
+	return strings.Join(hs, ", ")
+}
+
+// hedged wires h (the learner's Hedger, with Delay, Latencies and Budget
+// set by the test) over the system's network through a spy, and returns
+// the spy and an http.Client using h.
+func hedged(t *testing.T, sys *system.System, h *hedging.Hedger) (*spy, *http.Client) {
+	transport := (&memnet.Dialer{Network: sys.Network}).Transport()
+	t.Cleanup(transport.CloseIdleConnections)
+	s := &spy{base: transport}
+	h.Base = s
+	if h.Replicas == nil {
+		h.Replicas = replicas
+	}
+	return s, &http.Client{Transport: h}
+}
+
+// menuAt returns a menu client whose calls all go first to replica.
+func menuAt(hc *http.Client, replica string) *menu.Client {
+	return menu.NewClient(hc, memnet.ServiceURL(replica))
+}
+
+// received counts the requests route received on every replica.
+func received(sys *system.System, route string) (total int64, by string) {
+	var parts []string
+	for _, r := range replicas {
+		n := sys.Metrics.Route(r, route).Received.Load()
+		total += n
+		parts = append(parts, fmt.Sprintf("%s %d", r, n))
+	}
+	return total, strings.Join(parts, ", ")
+}
+
+func TestStep1StalledReplicaIsHedged(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1, Leak: leak}, func(t *testing.T) {
+		sys := labtest.StartSystem(t, system.Config{})
+		require.NoError(t, sys.Faults.Set("menu-1", "", faults.Fault{Latency: stall}), "step 1: setting up the stall")
+		s, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter})
+
+		began := time.Now()
+		m, err := menuAt(hc, "menu-1").Menu(context.Background(), system.SampleRestaurant)
+		took := time.Since(began)
+
+		require.NoError(t, err, "step 1: reading a menu through the Hedger failed (attempts went to %s)", s.hosts())
+		require.NotEmpty(t, m.Dishes, "step 1: the menu came back without dishes")
+		if took > hedgeAfter+slack {
+			t.Fatalf("step 1: menu-1 was stalled for %v; reading a menu from it took %v, with requests sent to: %s.\n"+
+				"After %v without an answer, send a copy of the read to another replica (the next one in Replicas: "+
+				"a stalled replica stalls the copy too) and return the first answer.", stall, took, s.hosts(), hedgeAfter)
+		}
+	})
+}
+
+func TestStep1LoserIsCancelled(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1, Leak: leak}, func(t *testing.T) {
+		sys := labtest.StartSystem(t, system.Config{})
+		require.NoError(t, sys.Faults.Set("menu-1", "", faults.Fault{Latency: stall}), "step 1: setting up the stall")
+		s, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter})
+
+		_, err := menuAt(hc, "menu-1").Menu(context.Background(), system.SampleRestaurant)
+		require.NoError(t, err, "step 1: reading a menu through the Hedger failed (attempts went to %s)", s.hosts())
+		sent := s.attempts()
+		if len(sent) < 2 {
+			t.Fatalf("step 1: menu-1 was stalled for %v and the read sent %d request(s) (%s): no hedge, so there was "+
+				"no loser to cancel. Send a copy to the next replica after %v.", stall, len(sent), s.hosts(), hedgeAfter)
+		}
+		time.Sleep(slack) // let the cancellation reach menu-1
+		stats := sys.Metrics.Route("menu-1", menuRoute)
+		if sent[0].ctx.Err() == nil || stats.InFlight.Load() != 0 {
+			t.Fatalf("step 1: the hedge answered, but %v later the losing request to menu-1 was still going "+
+				"(its context cancelled: %v; requests in flight on menu-1: %d). It would have held a goroutine, a "+
+				"connection and a slot on a struggling replica for the rest of its %v stall. Cancel the loser as soon "+
+				"as the winner answers.", slack, sent[0].ctx.Err() != nil, stats.InFlight.Load(), stall)
+		}
+		if stats.Cancelled.Load() != 1 {
+			t.Fatalf("step 1: menu-1 saw %d cancelled requests, want 1: the losing request must be cancelled", stats.Cancelled.Load())
+		}
+	})
+}
+
+func TestStep1LosingResponseIsClosed(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1, Leak: leak}, func(t *testing.T) {
+		sys := labtest.StartSystem(t, system.Config{})
+		// Both attempts answer at the same instant: the loser has a response
+		// too, whose body holds a connection until it is closed.
+		require.NoError(t, sys.Faults.Set("menu-1", "", faults.Fault{Latency: 2 * hedgeAfter}), "step 1: setting up the delay")
+		require.NoError(t, sys.Faults.Set("menu-2", "", faults.Fault{Latency: hedgeAfter}), "step 1: setting up the delay")
+		s, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter})
+
+		for range 5 {
+			_, err := menuAt(hc, "menu-1").Menu(context.Background(), system.SampleRestaurant)
+			require.NoError(t, err, "step 1: reading a menu through the Hedger failed (attempts went to %s)", s.hosts())
+		}
+		sent := s.attempts()
+		if len(sent) < 10 {
+			t.Fatalf("step 1: menu-1 answered after %v, past the %v hedge delay, yet 5 reads sent only %d requests (%s): "+
+				"each read should have sent a hedge.", 2*hedgeAfter, hedgeAfter, len(sent), s.hosts())
+		}
+		time.Sleep(slack)
+		if open := s.openBodies(); open > 0 {
+			t.Fatalf("step 1: after 5 hedged reads, %d response bodies were never closed. When both attempts answer, "+
+				"the loser's response is yours to close: until it is, its connection can be neither reused nor freed.", open)
+		}
+	})
+}
+
+func TestStep1FastReadsAreNotHedged(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1, Leak: leak}, func(t *testing.T) {
+		sys := labtest.StartSystem(t, system.Config{})
+		require.NoError(t, sys.Faults.Set("menu", "", faults.Fault{Latency: hedgeAfter / 5}), "step 1: setting up the latency")
+		_, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter})
+		menus := menu.NewClient(hc, memnet.ServiceURL("menu-1"), memnet.ServiceURL("menu-2"), memnet.ServiceURL("menu-3"))
+
+		const reads = 30
+		for range reads {
+			_, err := menus.Menu(context.Background(), system.SampleRestaurant)
+			require.NoError(t, err, "step 1: reading a menu from healthy replicas failed")
+		}
+		if n, by := received(sys, menuRoute); n != reads {
+			t.Fatalf("step 1: %d reads from healthy replicas (each answers in %v) sent %d requests (%s). "+
+				"A hedge is for a read that has waited the whole delay (%v) without an answer, not for every read.",
+				reads, hedgeAfter/5, n, by, hedgeAfter)
+		}
+	})
+}
+
+func TestStep1HomePageIsHedged(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1, Leak: leak}, func(t *testing.T) {
+		sys := labtest.StartSystem(t, system.Config{
+			MenuHedging: func(base http.RoundTripper, replicas []string) http.RoundTripper {
+				return &hedging.Hedger{Base: base, Replicas: replicas, Delay: hedgeAfter}
+			},
+		})
+		require.NoError(t, sys.Faults.Set("menu-2", "", faults.Fault{Latency: stall}), "step 1: setting up the stall")
+
+		began := time.Now()
+		resp, _, err := sys.GraphQL(context.Background(), "", `{ home { restaurants { name menu { name } } } }`, nil)
+		took := time.Since(began)
+		require.NoError(t, err, "step 1: the home-page query failed")
+		require.Empty(t, resp.Errors, "step 1: the home page came back with errors")
+		if took > 4*hedgeAfter {
+			n, by := received(sys, menuRoute)
+			t.Fatalf("step 1: menu-2 was stalled for %v and the home page took %v: %d menu reads (%s), and the ones "+
+				"sent to menu-2 waited for it. With hedging after %v the page should take well under %v.",
+				stall, took, n, by, hedgeAfter, 4*hedgeAfter)
+		}
+	})
+}
+
+func TestStep3OnlyReadsAreHedged(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3, Leak: leak}, func(t *testing.T) {
+		const slow = 300 * time.Millisecond
+		sys := labtest.StartSystem(t, system.Config{})
+		require.NoError(t, sys.Faults.Set("menu-1", "", faults.Fault{Latency: slow}), "step 3: setting up the latency")
+		s, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter})
+		menus := menuAt(hc, "menu-1")
+
+		began := time.Now()
+		_, err := menus.Menu(context.Background(), system.SampleRestaurant)
+		require.NoError(t, err, "step 3: reading a menu through the Hedger failed")
+		if took := time.Since(began); took > hedgeAfter+slack {
+			t.Fatalf("step 3: a menu read from menu-1 (slow: %v) took %v, requests sent to: %s. A GET is a read: "+
+				"hedge it after %v (step 1).", slow, took, s.hosts(), hedgeAfter)
+		}
+
+		review := fooddelivery.Review{RestaurantID: system.SampleRestaurant, User: "alice", Stars: 5, Text: "Crisp crust."}
+		_, err = menus.SubmitReview(context.Background(), review)
+		require.NoError(t, err, "step 3: submitting a review through the Hedger failed")
+		if n, by := received(sys, "POST /reviews"); n != 1 {
+			t.Fatalf("step 3: one review was sent as %d POST /reviews requests (%s). A write is not idempotent: "+
+				"had menu-1 been slow after storing the review rather than before, it would now be stored twice. "+
+				"Hedge only GET and HEAD; send everything else to its one replica.", n, by)
+		}
+		require.Equal(t, 1, sys.Reviews.Len(), "step 3: one review submitted, one stored")
+	})
+}
+
+func TestStep4EverySlowReplicaHedgesWithinBudget(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4, Leak: leak}, func(t *testing.T) {
+		const (
+			slow  = 200 * time.Millisecond
+			reads = 100
+			ratio = 0.1
+			burst = 5
+		)
+		sys := labtest.StartSystem(t, system.Config{})
+		require.NoError(t, sys.Faults.Set("menu", "", faults.Fault{Latency: slow}), "step 4: setting up the latency")
+		_, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter, Budget: hedging.NewHedgeBudget(ratio, burst)})
+		menus := menu.NewClient(hc, memnet.ServiceURL("menu-1"), memnet.ServiceURL("menu-2"), memnet.ServiceURL("menu-3"))
+
+		var wg sync.WaitGroup
+		for range reads / 10 { // ten readers, ten reads each
+			wg.Go(func() {
+				for range 10 {
+					menus.Menu(context.Background(), system.SampleRestaurant)
+				}
+			})
+		}
+		wg.Wait()
+		n, by := received(sys, menuRoute)
+		allowed := int64(ratio*reads) + burst
+		if hedges := n - reads; hedges > allowed {
+			t.Fatalf("step 4: every replica was slow (%v per read); %d reads sent %d hedges (%s), %.0f%% more load "+
+				"exactly when the menu service had none to spare. A budget of %.0f%% of requests, saving at most %d, "+
+				"allows at most %d: count each hedgeable request with Budget.Request and hedge only if Budget.TryHedge "+
+				"says so.", slow, reads, hedges, by, 100*float64(hedges)/reads, 100*ratio, burst, allowed)
+		}
+	})
+}
+
+func TestStep5WinnersBodyStaysReadable(t *testing.T) {
+	const trickle = 200 * time.Millisecond
+	cases := []struct {
+		name   string
+		winner string
+		rules  map[string]faults.Fault
+	}{
+		{"the hedge wins", "menu-2", map[string]faults.Fault{
+			"menu-1": {Latency: stall},
+			"menu-2": {SlowBody: trickle},
+		}},
+		{"the first attempt wins", "menu-1", map[string]faults.Fault{
+			"menu-1": {SlowBody: trickle},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 5, Leak: leak}, func(t *testing.T) {
+				sys := labtest.StartSystem(t, system.Config{})
+				for replica, f := range c.rules {
+					require.NoError(t, sys.Faults.Set(replica, "", f), "step 5: setting up the faults")
+				}
+				s, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter})
+
+				began := time.Now()
+				m, err := menuAt(hc, "menu-1").Menu(context.Background(), system.SampleRestaurant)
+				took := time.Since(began)
+				if err != nil {
+					t.Fatalf("step 5: %s sent its headers first and then its body over %v; reading the body failed "+
+						"after %v: %v (requests sent to: %s).\nThe winner's body is read after RoundTrip returns: "+
+						"cancelling the loser must not cancel the winner (one context per attempt), and the winner's "+
+						"context may only be cancelled when its body is closed.", c.winner, trickle, took, err, s.hosts())
+				}
+				require.NotEmpty(t, m.Dishes, "step 5: the menu came back without dishes")
+				if took > hedgeAfter+trickle+slack {
+					t.Fatalf("step 5: %s answered first (its body took %v), yet the read took %v, requests sent to: %s. "+
+						"Hedge a stalled read after %v (step 1).", c.winner, trickle, took, s.hosts(), hedgeAfter)
+				}
+			})
+		})
+	}
+}

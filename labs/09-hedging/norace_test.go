@@ -1,0 +1,5 @@
+//go:build !race
+
+package hedging_test
+
+const raceEnabled = false

@@ -1,0 +1,192 @@
+package hedging_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/menu"
+	"github.com/gophereats/resilience/fooddelivery/system"
+	hedging "github.com/gophereats/resilience/labs/09-hedging"
+)
+
+// ms returns whole milliseconds from..to, in an order drawn from seed.
+func ms(seed int64, from, to int) []time.Duration {
+	var out []time.Duration
+	for i := from; i <= to; i++ {
+		out = append(out, time.Duration(i)*time.Millisecond)
+	}
+	slices.SortFunc(out, func(a, b time.Duration) int {
+		da, db := fooddelivery.Draw(seed, fmt.Sprint(a), 0), fooddelivery.Draw(seed, fmt.Sprint(b), 0)
+		switch {
+		case da < db:
+			return -1
+		case da > db:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func TestStep2TrackerReportsThePercentile(t *testing.T) {
+	const initial = 40 * time.Millisecond
+	cases := []struct {
+		name       string
+		window     int
+		percentile float64
+		observed   []time.Duration
+		want       time.Duration
+	}{
+		{"no latency yet: the initial delay", 100, 0.95, nil, initial},
+		{"p95 of 1..100ms", 100, 0.95, ms(1, 1, 100), 95 * time.Millisecond},
+		{"p50 of 1..10ms", 100, 0.5, ms(2, 1, 10), 5 * time.Millisecond},
+		{"p95 of 20 latencies in a window of 1000", 1000, 0.95, ms(3, 1, 20), 19 * time.Millisecond},
+		{"p100 is the slowest", 100, 1, ms(4, 1, 60), 60 * time.Millisecond},
+		{"only the last 100 count", 100, 0.95, append(ms(5, 500, 599), ms(6, 1, 100)...), 95 * time.Millisecond},
+		{"the window slides one by one", 100, 0.95, append(ms(7, 1, 100), ms(8, 201, 250)...), 245 * time.Millisecond},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+				tr := hedging.NewLatencyTracker(c.window, c.percentile, initial)
+				for _, d := range c.observed {
+					tr.Observe(d)
+				}
+				if got := tr.Delay(); got != c.want {
+					t.Fatalf("step 2: NewLatencyTracker(%d, %v, %v) observed %d latencies (%s); Delay() = %v, want %v: "+
+						"the nearest-rank p%.0f of the last %d latencies (the initial delay before any).",
+						c.window, c.percentile, initial, len(c.observed), c.name, got, c.want, 100*c.percentile, c.window)
+				}
+			})
+		})
+	}
+}
+
+func TestStep2TrackerIsSafeForConcurrentUse(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		tr := hedging.NewLatencyTracker(1000, 0.95, time.Second)
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Go(func() {
+				for i := range 100 {
+					tr.Observe(time.Duration(g*100+i+1) * time.Millisecond)
+					tr.Delay()
+				}
+			})
+		}
+		wg.Wait()
+		if got, want := tr.Delay(), 760*time.Millisecond; got != want {
+			t.Fatalf("step 2: 8 goroutines observed 1..800ms at once; Delay() = %v, want %v (the p95). Every "+
+				"request observes and reads the tracker, from many goroutines: guard it with a mutex.", got, want)
+		}
+	})
+}
+
+func TestStep2HedgeDelayFollowsObservedLatency(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2, Leak: leak}, func(t *testing.T) {
+		const (
+			usual   = 20 * time.Millisecond  // every replica's latency...
+			jitter  = 10 * time.Millisecond  // ...plus up to this
+			initial = 500 * time.Millisecond // the tracker's first guess: far too long
+			warmup  = 60
+		)
+		sys := labtest.StartSystem(t, system.Config{})
+		require.NoError(t, sys.Faults.Set("menu", "", faults.Fault{Latency: usual, Jitter: jitter}), "step 2: setting up the latency")
+		tracker := hedging.NewLatencyTracker(100, 0.95, initial)
+		s, hc := hedged(t, sys, &hedging.Hedger{Latencies: tracker})
+		menus := menu.NewClient(hc, memnet.ServiceURL("menu-1"), memnet.ServiceURL("menu-2"), memnet.ServiceURL("menu-3"))
+		for range warmup {
+			_, err := menus.Menu(context.Background(), system.SampleRestaurant)
+			require.NoError(t, err, "step 2: reading a menu from healthy replicas failed")
+		}
+		if n := len(s.attempts()); n > warmup+warmup/4 {
+			t.Fatalf("step 2: %d reads from healthy replicas (%v to %v each) sent %d requests. With a tracker set, the "+
+				"hedge delay is its Delay() (%v at first, then the p95 of what it observed), not the Hedger's Delay "+
+				"field (zero here).", warmup, usual, usual+jitter, n, initial)
+		}
+		if d := tracker.Delay(); d < usual || d > usual+jitter+slack {
+			t.Fatalf("step 2: after %d reads that each took %v to %v, the tracker's Delay() is %v (it started at %v). "+
+				"The Hedger must record each read's latency in Latencies (Observe), and Delay must report their p95.",
+				warmup, usual, usual+jitter, d, initial)
+		}
+
+		require.NoError(t, sys.Faults.Set("menu-1", "", faults.Fault{Latency: stall}), "step 2: setting up the stall")
+		before := len(s.attempts())
+		began := time.Now()
+		_, err := menuAt(hc, "menu-1").Menu(context.Background(), system.SampleRestaurant)
+		took := time.Since(began)
+		require.NoError(t, err, "step 2: reading a menu through the Hedger failed")
+		if took > 2*(usual+jitter)+slack {
+			t.Fatalf("step 2: reads took %v or a little more, then menu-1 stalled for %v; a read from it took %v (%d requests sent). "+
+				"The hedge delay is the tracker's Delay() (about %v here), not the Hedger's Delay field nor the "+
+				"tracker's initial %v.", usual, stall, took, len(s.attempts())-before, tracker.Delay(), initial)
+		}
+	})
+}
+
+func TestStep4BudgetAllowsAShareOfRequests(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		const ratio, burst = 0.1, 20
+		b := hedging.NewHedgeBudget(ratio, burst)
+		if b.TryHedge() {
+			t.Fatalf("step 4: a new budget allowed a hedge before any request: it starts empty, and each request earns %v of a hedge", ratio)
+		}
+		allowed := 0
+		for range 100 { // every request is slow and asks for a hedge
+			b.Request()
+			if b.TryHedge() {
+				allowed++
+			}
+		}
+		if allowed < 9 || allowed > 10 {
+			t.Fatalf("step 4: 100 requests each asked for a hedge and %d were allowed; a budget of %.0f%% allows 10 "+
+				"(9 if floating point lands a hair short: 0.1 added ten times is 0.9999999999999999).", allowed, 100*ratio)
+		}
+		for range 1000 { // a quiet hour: nothing is hedged, the budget saves up
+			b.Request()
+		}
+		saved := 0
+		for b.TryHedge() && saved <= 1000 {
+			saved++
+		}
+		if saved != burst {
+			t.Fatalf("step 4: after 1000 requests without hedges, the budget allowed %d hedges in a row; it saves at "+
+				"most its burst (%d), or one quiet hour would pay for a storm of hedges later.", saved, burst)
+		}
+	})
+}
+
+func TestStep4BudgetIsSafeForConcurrentUse(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		const ratio, burst, requests = 0.1, 10, 8000
+		b := hedging.NewHedgeBudget(ratio, burst)
+		var allowed atomic.Int64
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for range requests / 8 {
+					b.Request()
+					if b.TryHedge() {
+						allowed.Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if n := allowed.Load(); n > int64(ratio*requests)+burst || n < int64(ratio*requests)-burst {
+			t.Fatalf("step 4: 8 goroutines sent %d requests that each asked for a hedge; %d were allowed, want about "+
+				"%.0f. The budget is shared by every request: guard it with a mutex.", requests, n, ratio*requests)
+		}
+	})
+}
