@@ -45,8 +45,8 @@ func (s *server) execute(ctx context.Context, req Request, token string, tokenEr
 	}
 
 	x := &request{s: s, ctx: ctx, doc: doc, vars: vars, serial: op.Operation == ast.Mutation, authSent: token != "" || tokenErr != nil}
-	x.user = sync.OnceValues(func() (string, error) { return x.authorize(token, tokenErr) })
-	x.restaurantList = sync.OnceValues(x.readRestaurants)
+	x.user = lazy(func() (string, error) { return x.authorize(token, tokenErr) })
+	x.restaurantList = lazy(x.readRestaurants)
 	root := "Query"
 	if op.Operation == ast.Mutation {
 		root = "Mutation"

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/gophereats/resilience/fooddelivery"
@@ -223,7 +222,7 @@ func (x *request) readRestaurants() ([]*restaurant, error) {
 	}
 	out := make([]*restaurant, len(list))
 	for i, r := range list {
-		out[i] = &restaurant{Restaurant: r, menu: sync.OnceValues(func() (fooddelivery.Menu, error) {
+		out[i] = &restaurant{Restaurant: r, menu: lazy(func() (fooddelivery.Menu, error) {
 			return x.s.d.Menu.Menu(ctx, r.ID)
 		})}
 	}
