@@ -46,6 +46,40 @@ type testResult struct {
 	Output []string // its output and its subtests', without trailing newlines
 }
 
+// experimentPattern matches a lab's experiment test for go test -run/-skip.
+const experimentPattern = `^TestStep[0-9]+Experiment$`
+
+// compiled reports whether the package at path built (its tests ran).
+func (r *testRun) compiled(path string) bool {
+	p, ok := r.Packages[path]
+	return ok && !p.BuildFailed
+}
+
+// merge adds the tests of other, a second run of the same packages with
+// other tests, to r. A package fails if it failed in either run.
+func (r *testRun) merge(other *testRun) {
+	for path, op := range other.Packages {
+		p, ok := r.Packages[path]
+		if !ok {
+			r.Packages[path] = op
+			continue
+		}
+		for name, t := range op.Tests {
+			if p.Tests == nil {
+				p.Tests = map[string]*testResult{}
+			}
+			p.Tests[name] = t
+		}
+		p.Output = append(p.Output, op.Output...)
+		if op.Action == "fail" || op.BuildFailed {
+			p.Action = "fail"
+		}
+		p.BuildFailed = p.BuildFailed || op.BuildFailed
+		p.BuildOutput = append(p.BuildOutput, op.BuildOutput...)
+	}
+	r.Other = append(r.Other, other.Other...)
+}
+
 // parseTestJSON reads a `go test -json` stream. Lines that are not JSON
 // events (a go command too old to emit build events, say) land in Other.
 func parseTestJSON(r io.Reader) *testRun {
