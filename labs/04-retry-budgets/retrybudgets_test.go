@@ -72,12 +72,78 @@ func TestStep1OnlyTheLayerNextToPaymentRetries(t *testing.T) {
 		ok := tap(t, sys)
 		require.False(t, ok, "step 1: payment answered 503 to every charge, yet the checkout succeeded")
 		payments, orders := paymentCalls(sys), orderCalls(sys)
+		if payments < retry.DefaultAttempts && orders == 1 {
+			t.Fatalf("step 1: one tap with payment down reached the order service once and payment %d time(s): "+
+				"the payment client did not retry.\n"+
+				"Keep a retrying layer at PaymentClient, the layer next to payment: it makes %d attempts.",
+				payments, retry.DefaultAttempts)
+		}
 		if payments != retry.DefaultAttempts || orders != 1 {
 			t.Fatalf("step 1: one tap with payment down reached the order service %d times and payment %d times "+
-				"(every layer retried: %d x %d x %d).\n"+
+				"(more than one layer retried; all three make %d x %d x %d).\n"+
 				"Retry at one layer only, the payment client next to payment: 1 call to the order service and %d to payment. "+
 				"The gateway and the order service pass the failure up.",
 				orders, payments, retry.DefaultAttempts, retry.DefaultAttempts, retry.DefaultAttempts, retry.DefaultAttempts)
+		}
+		// The order service retrying its payment client would send payment
+		// the same 3 calls; the README puts the retries next to payment.
+		layers := retrybudgets.Layers(generous())
+		if layers.Gateway != nil || layers.Order != nil || layers.PaymentClient == nil {
+			t.Fatalf("step 1: Layers retries at the gateway: %v, the order service: %v, the payment client: %v; "+
+				"want the payment client only (Gateway and Order nil).",
+				layers.Gateway != nil, layers.Order != nil, layers.PaymentClient != nil)
+		}
+	})
+}
+
+// TestStep1DoKeepsItsAttemptsAndBackoff: the loop makes the attempts it is
+// configured for, waits the policy's backoff for this call's key between
+// them, and passes a final error (a declined card) up as it came.
+func TestStep1DoKeepsItsAttemptsAndBackoff(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1, Stuck: "a call was still being retried"}, func(t *testing.T) {
+		down := &fooddelivery.CallError{Service: "payment", Status: 503, Err: fooddelivery.ErrUnavailable}
+		for _, attempts := range []int{1, 5} {
+			r := &retrybudgets.BudgetedRetry{Attempts: attempts, Budget: generous()}
+			calls := 0
+			r.Do(context.Background(), "tries", func(context.Context, int) error { calls++; return down })
+			if calls != attempts {
+				t.Fatalf("step 1: a BudgetedRetry with Attempts: %d made %d attempts against a payment answering 503; want %d.\n"+
+					"Use r.Attempts (zero means retry.DefaultAttempts).", attempts, calls, attempts)
+			}
+		}
+
+		// Fake time is exact: each attempt starts when the previous backoff ends.
+		p := retry.Policy{Base: time.Second, Cap: 10 * time.Second, Seed: 7}
+		r := &retrybudgets.BudgetedRetry{Budget: generous(), Backoff: p}
+		for _, key := range []string{"order-a", "order-b"} {
+			began := time.Now()
+			var at []time.Duration
+			r.Do(context.Background(), key, func(context.Context, int) error {
+				at = append(at, time.Since(began))
+				return down
+			})
+			want := []time.Duration{0, p.Backoff(key, 1), p.Backoff(key, 1) + p.Backoff(key, 2)}
+			if len(at) != len(want) || at[1] != want[1] || at[2] != want[2] {
+				last := time.Duration(0)
+				if len(at) > 0 {
+					last = at[len(at)-1]
+				}
+				t.Fatalf("step 1: call %q made %d attempts, the last %v after the first; want 3, the last %v after the first "+
+					"(waits of %v and %v).\n"+
+					"Wait r.Backoff.Backoff(key, attempt) between attempts: full jitter, drawn per call key, so that "+
+					"failed calls do not all retry at the same instant.",
+					key, len(at), last, want[2], want[1], want[2]-want[1])
+			}
+		}
+
+		declined := &fooddelivery.CallError{Service: "payment", Status: 402, Err: fooddelivery.ErrRejected}
+		calls := 0
+		err := r.Do(context.Background(), "declined", func(context.Context, int) error { calls++; return declined })
+		if calls != 1 || !errors.Is(err, fooddelivery.ErrRejected) || fooddelivery.DontRetry(err) {
+			t.Fatalf("step 1: a declined card (402) made %d attempt(s) and came back as %q, marked \"don't retry\": %v; "+
+				"want 1 attempt and the error unchanged, not marked.\n"+
+				"Mark only the retryable failures this layer gives up on: a final error says enough by itself.",
+				calls, err, fooddelivery.DontRetry(err))
 		}
 	})
 }
@@ -200,13 +266,15 @@ func TestStep2BudgetKeepsRetriesNearTenPercent(t *testing.T) {
 		if float64(retries) > allowed+1 {
 			t.Fatalf("step 2: %d calls failed over %.0fs and %d retries were made (%.0f%% of calls); "+
 				"a budget of %.0f%% of requests, %v retry a second and %v saved up allows at most %.0f.\n"+
-				"Spend a token per retry and refuse retries when none is left.",
+				"Spend a token per retry and refuse retries when none is left. Call Request once per call, for its first attempt, "+
+				"not once per attempt.",
 				n, seconds, retries, 100*float64(retries)/n, 100*ratio, minPerSecond, saved, allowed)
 		}
 		if float64(retries) < 0.8*ratio*n {
 			t.Fatalf("step 2: %d calls failed over %.0fs and only %d retries were made; the budget earns %.0f retries "+
 				"from %.0f%% of these first attempts alone (plus %v a second and %v saved up).\n"+
-				"Count every first attempt in the budget (Request), not only the retries.",
+				"Count every first attempt in the budget (Request), not only the retries, and take a token only when "+
+				"TryRetry says yes: a refused TryRetry must not take one.",
 				n, seconds, retries, ratio*n, 100*ratio, minPerSecond, saved)
 		}
 	})
@@ -235,6 +303,21 @@ func TestStep2BudgetRefillsOverTime(t *testing.T) {
 				"Time must refill the budget (time.Now, elapsed seconds x minPerSecond, up to max), "+
 				"or a client that once spent it can never retry again.", minPerSecond, got, quiet, want)
 		}
+
+		// Busy, not quiet: a request every 10ms for 5s. Each update adds
+		// 10ms worth of tokens, which add up to 10 retries.
+		drain(budget, 1000)
+		for range 500 {
+			budget.Request() // ratio 0: earns nothing itself
+			time.Sleep(10 * time.Millisecond)
+		}
+		if got := drain(budget, 1000); got < want-1 || got > want+1 {
+			t.Fatalf("step 2: a spent budget with a minimum of %v retries a second allowed %d retries after %v of "+
+				"a request every 10ms; want %d.\n"+
+				"Add minPerSecond x the elapsed time in fractions of a second (time.Since(last).Seconds()), "+
+				"not in whole seconds: between frequent calls whole seconds round down to nothing.",
+				minPerSecond, got, quiet, want)
+		}
 	})
 }
 
@@ -255,8 +338,18 @@ func TestStep2BudgetSavesAtMostMax(t *testing.T) {
 		time.Sleep(time.Minute)
 		if got := drain(byTime, 1000); got != saved {
 			t.Fatalf("step 2: a budget of at most %d saved retries (1 a second) allowed %d retries after a minute of quiet; want %d.\n"+
-				"Cap the tokens at max when time refills them: a long quiet spell must not save up a burst of retries.",
+				"Cap the tokens at max when time refills them: a long quiet spell must not save up a burst of retries. "+
+				"Update the last-refill time on every call, even when the bucket is full.",
 				saved, got, saved)
+		}
+		// One retry taken, then a minute of quiet: still at most 5.
+		partly := retrybudgets.NewRetryBudget(0, 1, saved)
+		partly.TryRetry()
+		time.Sleep(time.Minute)
+		if got := drain(partly, 1000); got != saved {
+			t.Fatalf("step 2: a budget of at most %d saved retries (1 a second), 1 of them taken, allowed %d retries "+
+				"after a minute of quiet; want %d.\n"+
+				"Cap the sum, not the starting point: tokens = min(max, tokens + earned).", saved, got, saved)
 		}
 		// Requests: ten first attempts at 1 retry each on a full bucket of 3.
 		byRequests := retrybudgets.NewRetryBudget(1, 0, 3)
@@ -266,6 +359,94 @@ func TestStep2BudgetSavesAtMostMax(t *testing.T) {
 		if got := drain(byRequests, 1000); got != 3 {
 			t.Fatalf("step 2: a full budget of at most 3 retries, earning 1 per request, allowed %d retries after 10 more requests; want 3.\n"+
 				"Cap the tokens at max in Request too.", got)
+		}
+		partlyByRequests := retrybudgets.NewRetryBudget(1, 0, 3)
+		partlyByRequests.TryRetry()
+		for range 10 {
+			partlyByRequests.Request()
+		}
+		if got := drain(partlyByRequests, 1000); got != 3 {
+			t.Fatalf("step 2: a budget of at most 3 retries, earning 1 per request, 1 of them taken, allowed %d retries "+
+				"after 10 more requests; want 3.\n"+
+				"Cap the sum, not the starting point: tokens = min(max, tokens + ratio).", got)
+		}
+	})
+}
+
+// TestStep2RetryNeedsAWholeToken: half a token is not a retry.
+func TestStep2RetryNeedsAWholeToken(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		budget := retrybudgets.NewRetryBudget(0.5, 0, 1)
+		if got := drain(budget, 1000); got != 1 {
+			t.Fatalf("step 2: a new budget of 1 retry allowed %d; want 1.\n"+
+				"Write the token bucket first: TryRetry takes a token and refuses when fewer than 1 is left.", got)
+		}
+		budget.Request() // half a token
+		if budget.TryRetry() {
+			t.Fatalf("step 2: a spent budget earning 0.5 per request allowed a retry after 1 request; want none until 2.\n" +
+				"Refuse a retry when fewer than 1 token is left (tokens < 1), not only when none is.")
+		}
+		budget.Request() // a whole token
+		if !budget.TryRetry() {
+			t.Fatalf("step 2: a spent budget earning 0.5 per request refused a retry after 2 requests; want one.")
+		}
+	})
+}
+
+// TestStep2OnlyRetriesSpendEveryCallEarns: the budget is charged for the
+// retries Do makes, nothing else, and credited for every call.
+func TestStep2OnlyRetriesSpendEveryCallEarns(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2, Stuck: "a call was still being retried"}, func(t *testing.T) {
+		down := &fooddelivery.CallError{Service: "payment", Status: 503, Err: fooddelivery.ErrUnavailable}
+		declined := &fooddelivery.CallError{Service: "payment", Status: 402, Err: fooddelivery.ErrRejected}
+		count := func(r *retrybudgets.BudgetedRetry, key string, fail error) int {
+			n := 0
+			r.Do(context.Background(), key, func(context.Context, int) error { n++; return fail })
+			return n
+		}
+
+		// 4 tokens, no refill: two failing calls make 2 retries each.
+		r := &retrybudgets.BudgetedRetry{Budget: retrybudgets.NewRetryBudget(0, 0, 4)}
+		if a, b := count(r, "a", down), count(r, "b", down); a != 3 || b != 3 {
+			t.Fatalf("step 2: a budget of 4 retries let two failing calls make %d and %d attempts; want 3 and 3 (2 retries each).\n"+
+				"Ask TryRetry only for a retry you are about to make: after the last attempt there is none, so check "+
+				"the attempts first and the budget last.", a, b)
+		}
+
+		// 2 tokens, no refill: declined cards are not retried, so take none.
+		r = &retrybudgets.BudgetedRetry{Budget: retrybudgets.NewRetryBudget(0, 0, 2)}
+		for range 10 {
+			count(r, "declined", declined)
+		}
+		if got := count(r, "down", down); got != 3 {
+			t.Fatalf("step 2: after 10 declined cards, a budget of 2 retries let a failing call make %d attempt(s); want 3.\n"+
+				"A declined card is final, not retried: ask TryRetry only after Retryable said yes.", got)
+		}
+
+		// Spent budget, ratio 0.1: 100 successful calls earn 10 retries.
+		budget := retrybudgets.NewRetryBudget(0.1, 0, 10)
+		if got := drain(budget, 1000); got != 10 {
+			t.Fatalf("step 2: a new budget of 10 retries allowed %d; want 10.\n"+
+				"Write the token bucket first: TryRetry takes a token and refuses when fewer than 1 is left.", got)
+		}
+		r = &retrybudgets.BudgetedRetry{Budget: budget}
+		for range 100 {
+			count(r, "ok", nil)
+		}
+		if got := drain(budget, 1000); got < 9 || got > 10 {
+			t.Fatalf("step 2: 100 successful calls earned a spent budget (10%% of requests) %d retries; want 10.\n"+
+				"Call Request for every call's first attempt, before the loop, whether it succeeds or fails: "+
+				"retries are a fraction of all requests.", got)
+		}
+
+		// No budget, no retries.
+		calls := 0
+		noBudget := &retrybudgets.BudgetedRetry{}
+		err := noBudget.Do(context.Background(), "nil", func(context.Context, int) error { calls++; return down })
+		if calls != 1 || !fooddelivery.DontRetry(err) {
+			t.Fatalf("step 2: a BudgetedRetry with a nil Budget made %d attempt(s) against a payment answering 503 "+
+				"and returned it marked \"don't retry\": %v; want 1 attempt, marked.\n"+
+				"A nil Budget allows no retries: give up at once, as when TryRetry says no.", calls, fooddelivery.DontRetry(err))
 		}
 	})
 }
@@ -331,7 +512,8 @@ func TestStep2BudgetProtectsPayment(t *testing.T) {
 		if float64(payments) > allowed+1 {
 			t.Fatalf("step 2: %d checkouts with payment down sent %d calls to payment (%.1f per checkout); "+
 				"a budget of %.0f%% plus %v retry a second and %v saved up allows at most %.0f (%.2f per checkout).\n"+
-				"One budget for the whole payment client, shared by every call: a budget made per call has no memory.",
+				"One budget for the whole payment client, shared by every call: a budget made per call has no memory. "+
+				"And one layer using it: when more than one layer calls Request on the same budget, each checkout earns its retries more than once.",
 				n, payments, float64(payments)/n, 100*ratio, minPerSecond, saved, allowed, allowed/n)
 		}
 	})
@@ -442,6 +624,7 @@ func TestStep4RetryableRespectsTheSignal(t *testing.T) {
 		{"unauthorized", &fooddelivery.CallError{Service: "auth", Status: 401, Err: fooddelivery.ErrUnauthorized}, false},
 		{"caller cancelled", context.Canceled, false},
 		{"caller cancelled mid-request", &fooddelivery.CallError{Service: "payment", Err: fooddelivery.ErrUnavailable, Cause: context.Canceled}, false},
+		{"an error nobody named", errors.New("malformed answer from payment"), false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
