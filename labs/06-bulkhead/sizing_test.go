@@ -28,6 +28,9 @@ func TestStep4PoolSizeFromLittlesLaw(t *testing.T) {
 		{"checkouts: 12 rps x 1.5s p99, 25% headroom", 12, 1500 * time.Millisecond, 0.25, 23},
 		{"a quiet dependency still gets one slot", 0.5, 100 * time.Millisecond, 0, 1},
 		{"1000 rps x 1ms, 20% headroom", 1000, time.Millisecond, 0.2, 2},
+		{"a small fraction still rounds up: 41 rps x 50ms = 2.05", 41, 50 * time.Millisecond, 0, 3},
+		{"a tiny fraction still rounds up: 2 rps x 1.001s = 2.002", 2, 1001 * time.Millisecond, 0, 3},
+		{"a latency below a millisecond counts: 1000 rps x 1.5ms = 1.5", 1000, 1500 * time.Microsecond, 0, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -36,11 +39,15 @@ func TestStep4PoolSizeFromLittlesLaw(t *testing.T) {
 				if err != nil || got != c.want {
 					inFlight := c.rate * c.latency.Seconds()
 					careful := ""
-					if got == c.want+1 {
+					switch got {
+					case c.want + 1:
 						careful = " One too many: in floating point 50 x 0.14 is 7.000000000000001, which rounds up to 8."
+					case c.want - 1:
+						careful = " One too few: round up any real fraction (a tolerance for floating point must be tiny, like 1e-9), " +
+							"and keep the latency's full precision (latency.Seconds(), not whole milliseconds)."
 					}
 					t.Fatalf("step 4: PoolSize(%v calls/s, %v, headroom %v) = %d, %v; want %d.\n"+
-						"Little's law: %v calls/s x %v = %.2f calls in flight; with %.0f%% headroom that is %.2f, rounded up to %d.%s",
+						"Little's law: %v calls/s x %v = %.4g calls in flight; with %.0f%% headroom that is %.4g, rounded up to %d.%s",
 						c.rate, c.latency, c.headroom, got, err, c.want,
 						c.rate, c.latency, inFlight, 100*c.headroom, inFlight*(1+c.headroom), c.want, careful)
 				}
@@ -64,6 +71,7 @@ func TestStep4RejectsBadInput(t *testing.T) {
 		{"negative latency", 10, -time.Second, 0},
 		{"negative headroom", 10, time.Second, -0.5},
 		{"headroom NaN", 10, time.Second, math.NaN()},
+		{"infinite headroom", 10, time.Second, math.Inf(1)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -183,9 +191,14 @@ func binomial(n, k int) int {
 	return r
 }
 
+// chiSquareLimit is the chi-square value that 27 degrees of freedom (28
+// combinations) exceed with probability 0.001: shards that are equally
+// likely stay below it 999 times in 1000.
+const chiSquareLimit = 55.5
+
 func TestStep5EveryCombinationIsUsed(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 5}, func(t *testing.T) {
-		const customers = 2800
+		const customers = 14000
 		all := binomial(shardWorkers, shardSize)
 		combos, perShard, _, _, err := blastRadius(customers, func(c string) ([]int, error) {
 			return bulkhead.ShuffleShard(c, shardWorkers, shardSize)
@@ -198,12 +211,21 @@ func TestStep5EveryCombinationIsUsed(t *testing.T) {
 				"and shuffle sharding uses them all. Pick any %d of the %d workers, not a fixed group.",
 				customers, shardWorkers, shardSize, combos, shardWorkers, shardSize, all, shardSize, shardWorkers)
 		}
-		expected := customers / all
-		for shard, n := range perShard {
-			if n < expected/2 || n > expected*3/2 {
-				t.Fatalf("step 5: shard %s serves %d of %d customers; with %d equally likely combinations each should serve about %d. "+
-					"Every combination must be equally likely.", shard, n, customers, all, expected)
-			}
+		// Pearson's chi-square: how far the counts are from equal, in units
+		// that do not depend on the number of customers.
+		expected := float64(customers) / float64(all)
+		chi, fewest, most := 0.0, customers, 0
+		for _, n := range perShard {
+			d := float64(n) - expected
+			chi += d * d / expected
+			fewest, most = min(fewest, n), max(most, n)
+		}
+		if chi > chiSquareLimit {
+			t.Fatalf("step 5: %d customers on %d workers in shards of %d: the least used shard serves %d, the most used %d; "+
+				"with %d equally likely combinations each serves about %.0f.\n"+
+				"The chi-square of these counts is %.0f; equally likely shards stay below %.1f (27 degrees of freedom, p = 0.001). "+
+				"Every combination must be equally likely: a worker picked again must not be replaced by its neighbour.",
+				customers, shardWorkers, shardSize, fewest, most, all, expected, chi, chiSquareLimit)
 		}
 	})
 }
