@@ -80,6 +80,20 @@ func TestStep5RedeliveredMessageAssignsOneCourier(t *testing.T) {
 				count(n, "order got", "orders got"), example)
 		}
 		require.Zero(t, unserved(fleet, orders), "step 5: every order must get a courier")
+		for i := range orders {
+			id := fmt.Sprint("ord-", i+1)
+			sent := fleet.Couriers(id)[0]
+			if a, ok := fleet.Board.Assignment(id); !ok || a.CourierID != sent {
+				recorded := "has no assignment for it"
+				if ok {
+					recorded = "names " + a.CourierID
+				}
+				t.Fatalf("step 5: %s was sent courier %s, but the courier board %s. The memory of which courier an order has "+
+					"lives only in this process: a real crash restarts it empty, and the consumer on another machine never sees it, "+
+					"so the redelivery sends a second courier. Record the order's courier on the board every worker shares "+
+					"(fleet.Board.Assign), then send that courier.", id, sent, recorded)
+			}
+		}
 	})
 }
 

@@ -1,10 +1,12 @@
 package idempotency_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -158,6 +160,28 @@ func TestStep1OneKeyPerOrderAcrossRetries(t *testing.T) {
 	})
 }
 
+func TestStep1KeyIgnoresAttemptAndClock(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		req := fooddelivery.ChargeRequest{OrderID: "ord-42", AmountCents: 2400, Card: "tok_visa"}
+		t0 := time.Date(2025, 3, 1, 23, 59, 59, 0, time.UTC) // a second before midnight
+		first := idempotency.ChargeKey(payment.ChargeAttempt{Request: req, Attempt: 1, At: t0})
+		if first == "" {
+			t.Fatalf("step 1: ChargeKey returned an empty key for order %s: the order service sends no %s header, "+
+				"and payment cannot tell a retry from a new charge.", req.OrderID, fooddelivery.HeaderIdempotencyKey)
+		}
+		for _, d := range []time.Duration{time.Second, time.Minute, time.Hour, 25 * time.Hour} {
+			for a := 2; a <= 4; a++ {
+				if k := idempotency.ChargeKey(payment.ChargeAttempt{Request: req, Attempt: a, At: t0.Add(d)}); k != first {
+					t.Fatalf("step 1: attempt 1 to charge order %s, sent at %s, got the key %q; attempt %d, sent %v later (%s), "+
+						"got %q. A retry may cross a minute, an hour or midnight and must still carry the first key: "+
+						"ChargeKey may use the order's identity only, never a.At or a.Attempt.",
+						req.OrderID, t0.Format("15:04:05"), first, a, d, t0.Add(d).Format("Jan 2 15:04:05"), k)
+				}
+			}
+		}
+	})
+}
+
 func TestStep2LostResponseIsReplayed(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
 		store := idempotency.NewKeyStore()
@@ -248,11 +272,14 @@ func TestStep2ServerErrorIsNotReplayedForever(t *testing.T) {
 		time.Sleep(time.Second)
 		_, err := payer(sys).ChargeWithKey(context.Background(), req, key, 2)
 		if charges := sys.Ledger.ChargesFor(req.OrderID); err != nil || charges != 1 {
+			why := fmt.Sprintf("A stored 5xx replayed for %v means this order can never be paid.", idempotency.KeyTTL)
+			if status(err) == http.StatusConflict {
+				why = "409 means the key is still reserved, as if the failed charge were running: Finish must delete the key on a 5xx, not leave it in flight."
+			}
 			t.Fatalf("step 2: the card processor failed once (503, nothing charged) and was healthy again a second later; "+
-				"the retry with the same key got %s and %s executed. A stored 5xx replayed for %v "+
-				"means this order can never be paid. The reference keeps no 5xx: payment answers 5xx only when nothing "+
+				"the retry with the same key got %s and %s executed. %s The reference keeps no 5xx: payment answers 5xx only when nothing "+
 				"was charged, so Finish releases the key (see the README for Stripe's different choice).",
-				answer(err), count(int(charges), "charge was", "charges were"), idempotency.KeyTTL)
+				answer(err), count(int(charges), "charge was", "charges were"), why)
 		}
 	})
 }
@@ -281,6 +308,10 @@ func TestStep2ReplayIsACopy(t *testing.T) {
 				}
 				t.Fatalf("step 2: Finish stored a 201 for key %q, and the next Begin with the same key and request "+
 					"returned %s instead of the stored outcome: the payment service would charge again.", key, got)
+			case len(o.Body) == 0:
+				t.Fatalf("step 2: Finish stored a 201 with a %d-byte body for key %q, and the next Begin replayed status %d "+
+					"with an empty body: the body was not stored, so the retry gets no charge. Keep a copy of o.Body in Finish.",
+					len(want), key, o.Status)
 			case string(o.Body) != want:
 				t.Fatalf("step 2: %s, the next Begin for key %q replayed the body `%s` instead of `%s`: "+
 					"the store shares its bytes with its callers. Keep a copy in Finish and hand out a copy in Begin.",
@@ -291,6 +322,27 @@ func TestStep2ReplayIsACopy(t *testing.T) {
 		replay("after the caller of Finish reused its buffer")
 		replay("after the caller of Begin wrote over the body it got")
 		replay("after the caller of Begin wrote over the body it got")
+	})
+}
+
+func TestStep2EveryServerErrorReleasesTheKey(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		store := idempotency.NewKeyStore()
+		req := fooddelivery.ChargeRequest{OrderID: "ord-5xx", AmountCents: 2400, Card: "tok_visa"}
+		// 500 is what the payment service records when its handler panics;
+		// 502, 503 and 504 when the card processor failed.
+		for _, code := range []int{http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout} {
+			key := fmt.Sprint("test/charge/ord-5xx-", code)
+			if o, err := store.Begin(key, req); o != nil || err != nil {
+				t.Fatalf("step 2: Begin with the fresh key %q returned %s; nil, nil lets the charge run", key, begun(o, err))
+			}
+			store.Finish(key, payment.Outcome{Status: code, Body: []byte(`{"error":"unavailable"}`)})
+			if o, err := store.Begin(key, req); o != nil || err != nil {
+				t.Fatalf("step 2: Finish got a %d for key %q (payment answers 5xx only when nothing was charged: 500 after "+
+					"a handler panic, 502, 503 or 504 when the processor failed), and the retry's Begin returned %s instead of "+
+					"nil, nil. Every 5xx (status 500 and above) must release the key, so the retry charges.", code, key, begun(o, err))
+			}
+		}
 	})
 }
 
@@ -312,6 +364,37 @@ func TestStep3SameKeyDifferentPayloadIsRejected(t *testing.T) {
 				key, req.AmountCents, bigger.AmountCents, answer(err), count(sys.Ledger.ChargesFor(req.OrderID), "charge", "charges"))
 		}
 		require.Equal(t, 1, sys.Ledger.ChargesFor(req.OrderID), "step 3: only the first request may charge")
+	})
+}
+
+func TestStep3KeyReusedForAnyOtherRequestIsRejected(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		store := idempotency.NewKeyStore()
+		req := fooddelivery.ChargeRequest{OrderID: "ord-reuse", AmountCents: 2400, Card: "tok_visa"}
+		others := []struct {
+			what string
+			req  fooddelivery.ChargeRequest
+		}{
+			{"another order", fooddelivery.ChargeRequest{OrderID: "ord-other", AmountCents: 2400, Card: "tok_visa"}},
+			{"another card", fooddelivery.ChargeRequest{OrderID: "ord-reuse", AmountCents: 2400, Card: "tok_mastercard"}},
+			{"another amount", fooddelivery.ChargeRequest{OrderID: "ord-reuse", AmountCents: 9900, Card: "tok_visa"}},
+		}
+		for _, code := range []int{http.StatusCreated, http.StatusPaymentRequired} {
+			key := fmt.Sprint("test/charge/ord-reuse-", code)
+			if o, err := store.Begin(key, req); o != nil || err != nil {
+				t.Fatalf("step 3: Begin with the fresh key %q returned %s; nil, nil lets the charge run", key, begun(o, err))
+			}
+			store.Finish(key, payment.Outcome{Status: code, Body: []byte(`{}`)})
+			for _, other := range others {
+				if o, err := store.Begin(key, other.req); !errors.Is(err, payment.ErrKeyMismatch) {
+					t.Fatalf("step 3: key %q charged order %s, %d cents on %s and got a %d; then Begin got the same key "+
+						"for %s (order %s, %d cents on %s) and returned %s. Any difference in the request, "+
+						"whatever the first outcome, is a mismatch: compare the whole request (!=) before replaying, "+
+						"and return payment.ErrKeyMismatch (422).", key, req.OrderID, req.AmountCents, req.Card, code,
+						other.what, other.req.OrderID, other.req.AmountCents, other.req.Card, begun(o, err))
+				}
+			}
+		}
 	})
 }
 
@@ -392,10 +475,14 @@ func TestStep4KeysLiveForThePublishedTime(t *testing.T) {
 		_, err = payer(sys).ChargeWithKey(context.Background(), second, key, 1)
 		switch charges := sys.Ledger.ChargesFor(second.OrderID); {
 		case err != nil:
+			moved := ""
+			if status(err) == http.StatusUnprocessableEntity {
+				moved = fmt.Sprintf(" 422 means the key was still held: did the replay %v ago move its expiry? KeyTTL counts from Finish only.", 2*time.Minute)
+			}
 			t.Fatalf("step 4: key %q completed its charge %v ago, a minute past its published lifetime KeyTTL = %v; "+
 				"a new charge with it got %s. An expired key is forgotten and free to be used again: "+
-				"Begin must drop keys older than KeyTTL before it looks the key up.",
-				key, idempotency.KeyTTL+time.Minute, idempotency.KeyTTL, answer(err))
+				"Begin must drop keys older than KeyTTL before it looks the key up.%s",
+				key, idempotency.KeyTTL+time.Minute, idempotency.KeyTTL, answer(err), moved)
 		case charges != 1:
 			t.Fatalf("step 4: key %q completed its charge %v ago, a minute past its published lifetime KeyTTL = %v; "+
 				"a new charge (order %s, %d cents) with it got the stored outcome of the old one replayed "+
@@ -407,11 +494,39 @@ func TestStep4KeysLiveForThePublishedTime(t *testing.T) {
 	})
 }
 
+func TestStep4ExpiryCountsFromFinish(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4, Watchdog: idempotency.KeyTTL + 2*time.Hour}, func(t *testing.T) {
+		const slow = time.Hour // a charge stuck at the processor between Begin and Finish
+		store := idempotency.NewKeyStore()
+		const key = "test/charge/ord-slow"
+		req := fooddelivery.ChargeRequest{OrderID: "ord-slow", AmountCents: 2400, Card: "tok_visa"}
+		if o, err := store.Begin(key, req); o != nil || err != nil {
+			t.Fatalf("step 4: Begin with the fresh key %q returned %s; nil, nil lets the charge run", key, begun(o, err))
+		}
+		fast := fooddelivery.ChargeRequest{OrderID: "ord-fast", AmountCents: 1200, Card: "tok_visa"}
+		store.Begin("test/charge/ord-fast", fast)
+		store.Finish("test/charge/ord-fast", payment.Outcome{Status: http.StatusCreated, Body: []byte(`{"id":"ch_0"}`)})
+		if o, err := store.Begin("test/charge/ord-fast", fast); o == nil || err != nil {
+			t.Fatalf("step 4: Finish stored a 201 for key test/charge/ord-fast and the next Begin returned %s instead of "+
+				"the stored outcome: expiry needs a store that replays, finish step 2 first.", begun(o, err))
+		}
+		time.Sleep(slow)
+		store.Finish(key, payment.Outcome{Status: http.StatusCreated, Body: []byte(`{"id":"ch_1"}`)})
+		time.Sleep(idempotency.KeyTTL - time.Minute)
+		if o, err := store.Begin(key, req); o == nil || err != nil {
+			t.Fatalf("step 4: a charge took %v between Begin and Finish; %v after its Finish, within KeyTTL = %v, "+
+				"the retry's Begin returned %s instead of the stored outcome, so the card would be charged again. "+
+				"KeyTTL counts from Finish, when the outcome was stored, not from Begin.",
+				slow, idempotency.KeyTTL-time.Minute, idempotency.KeyTTL, begun(o, err))
+		}
+	})
+}
+
 func TestStep4ExpiredKeysAreForgotten(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 4, Watchdog: idempotency.KeyTTL + time.Hour}, func(t *testing.T) {
-		const keys = 500
+		const keys, size = 500, 32 << 10 // 16 MB of stored response bodies
 		store := idempotency.NewKeyStore()
-		body := []byte(`{"id":"ch_1"}`)
+		body := bytes.Repeat([]byte("x"), size)
 		for i := range keys {
 			key := fmt.Sprint("test/charge/mem-", i)
 			if o, err := store.Begin(key, fooddelivery.ChargeRequest{OrderID: key, AmountCents: 100, Card: "tok_visa"}); o != nil || err != nil {
@@ -423,16 +538,40 @@ func TestStep4ExpiredKeysAreForgotten(t *testing.T) {
 			t.Fatalf("step 4: %d keys completed just now and Len reports %d: Len must report how many keys "+
 				"the store holds (completed ones stay until KeyTTL = %v after their Finish).", keys, n, idempotency.KeyTTL)
 		}
+		before := heapAlloc()
 
 		time.Sleep(idempotency.KeyTTL + time.Minute)
 		if o, err := store.Begin("test/charge/mem-new", fooddelivery.ChargeRequest{OrderID: "mem-new", AmountCents: 100, Card: "tok_visa"}); o != nil || err != nil {
 			t.Fatalf("step 4: Begin with the fresh key test/charge/mem-new returned %s; nil, nil lets the charge run", begun(o, err))
 		}
-		if n := store.Len(); n > 1 {
-			t.Fatalf("step 4: %d keys completed %v ago, past KeyTTL = %v, and the store still holds %d keys. "+
+		// Measured before Len is called: production never calls Len, so
+		// Begin must do the forgetting.
+		if freed, stored := int64(before)-int64(heapAlloc()), int64(keys*size); freed < stored/2 {
+			t.Fatalf("step 4: %d keys completed %v ago, past KeyTTL = %v, with %d KB of response bodies; after a Begin "+
+				"only %d KB of memory were freed: the expired keys are still in the store, only hidden. A store that never "+
+				"deletes grows by one entry per charge, forever (at 10 charges a second, 864,000 entries a day). "+
+				"Delete expired keys from the map in Begin, not only when they are looked up or when Len is called.",
+				keys, idempotency.KeyTTL+time.Minute, idempotency.KeyTTL, stored>>10, max(freed, 0)>>10)
+		}
+		runtime.KeepAlive(store)
+		switch n := store.Len(); {
+		case n > 1:
+			t.Fatalf("step 4: %d keys completed %v ago, past KeyTTL = %v, and Len reports %d keys. "+
 				"A store that never forgets grows by one entry per charge, forever (at 10 charges a second, "+
 				"864,000 entries a day). Drop expired keys as you go, for example from Begin.",
 				keys, idempotency.KeyTTL+time.Minute, idempotency.KeyTTL, n)
+		case n == 0:
+			t.Fatalf("step 4: the key test/charge/mem-new is reserved (Begin let its charge run, Finish not called yet) " +
+				"and Len reports 0. Len counts every key the store holds: reserved ones too.")
 		}
 	})
+}
+
+// heapAlloc returns the bytes of live heap objects after a full garbage
+// collection.
+func heapAlloc() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
