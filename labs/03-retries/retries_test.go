@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -30,6 +32,15 @@ const (
 	listing   = "GET /charges"  // payment's read route: the charges of an order
 	tolerance = time.Millisecond
 )
+
+// callError is the *fooddelivery.CallError in err's chain, or nil.
+func callError(err error) *fooddelivery.CallError {
+	var ce *fooddelivery.CallError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	return nil
+}
 
 func response(status int, header ...string) *http.Response {
 	h := http.Header{}
@@ -59,9 +70,15 @@ func TestStep1Classification(t *testing.T) {
 		{"HTTP 404", response(404), nil, false, "not found will be not found again"},
 		{"HTTP 409", response(409), nil, false, "a conflict needs a decision, not a repeat"},
 		{"HTTP 422", response(422), nil, false, "the server understood and refused the request itself"},
+		{"HTTP 500", response(500), nil, false,
+			"the server failed in a way it did not expect and may fail the same way again (this lab's choice: see the README)"},
 		{"HTTP 501", response(501), nil, false, "not implemented now, not implemented in 100ms"},
 		{"HTTP 503 with " + fooddelivery.HeaderDontRetry + ": 1", response(503, fooddelivery.HeaderDontRetry, "1"), nil, false,
 			"the server says it is overloaded and asks callers not to add load"},
+		{"HTTP 429 with " + fooddelivery.HeaderDontRetry + ": 1", response(429, fooddelivery.HeaderDontRetry, "1"), nil, false,
+			"X-Dont-Retry: 1 forbids a retry whatever the status"},
+		{"HTTP 502 with " + fooddelivery.HeaderDontRetry + ": 1", response(502, fooddelivery.HeaderDontRetry, "1"), nil, false,
+			"a layer below already retried and asks you not to multiply its attempts (lab 04), whatever the status"},
 		{"a connection reset", nil, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, true,
 			"the connection dropped; a new one may well work"},
 		{"a refused connection", nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, true,
@@ -74,6 +91,8 @@ func TestStep1Classification(t *testing.T) {
 				"(req.Context().Err()), not Retryable's"},
 		{"an open circuit breaker", nil, fmt.Errorf("payment: %w", fooddelivery.ErrCircuitOpen), false,
 			"the breaker already knows the dependency is failing (lab 05)"},
+		{"a full bulkhead", nil, fmt.Errorf("payment: %w", fooddelivery.ErrBulkheadFull), false,
+			"this client already has as many calls in flight as it allows; another one would only add to the queue (lab 06)"},
 	}
 	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
 		for _, c := range cases {
@@ -159,8 +178,38 @@ func TestStep1CallerDeadlineIsFinal(t *testing.T) {
 	})
 }
 
+func TestStep1CallerWhoLeftGetsTheAnswer(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		r := newRig(t, options{})
+		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable}))
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		r.spy.after = func(int) { cancel() } // the user closes the app as payment's 503 arrives
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, memnet.ServiceURL("payment")+"/charges?orderId=o-1", nil)
+		require.NoError(t, err, "step 1: building the read of the charges")
+
+		resp, err := r.transport.RoundTrip(req)
+		status := 0
+		if resp != nil {
+			status = resp.StatusCode
+			defer resp.Body.Close()
+		}
+		if r.spy.count() != 1 || status != http.StatusServiceUnavailable {
+			t.Fatalf("step 1: the caller cancelled its read just as payment's 503 arrived; your Transport made %d attempts "+
+				"and returned status %d with error %v, want 1 attempt and payment's 503. Once req.Context().Err() is not "+
+				"nil, nobody waits for another attempt: return the answer you have, right after the attempt.",
+				r.spy.count(), status, err)
+		}
+		if read, _, closed := r.spy.all()[0].body.state(); read != 0 || closed {
+			t.Fatalf("step 1: the caller cancelled as payment's 503 arrived; your Transport returned that 503 after "+
+				"reading %d bytes of its body (closed: %v). The answer you return is the caller's to read and close.",
+				read, closed)
+		}
+	})
+}
+
 func TestStep1PermanentFailuresAreNotRetried(t *testing.T) {
-	for _, status := range []int{400, 404, 409, 422, 501} {
+	for _, status := range []int{400, 404, 409, 422, 500, 501} {
 		t.Run(fmt.Sprintf("HTTP %d", status), func(t *testing.T) {
 			labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
 				r := newRig(t, options{})
@@ -178,17 +227,17 @@ func TestStep1PermanentFailuresAreNotRetried(t *testing.T) {
 }
 
 func TestStep2WhichRequestsAreIdempotent(t *testing.T) {
-	req := func(method, key string) *http.Request {
+	req := func(method, keyHeader string) *http.Request {
 		var body io.Reader
-		if method == http.MethodPost || method == http.MethodPatch {
+		if method != http.MethodGet && method != http.MethodHead && method != http.MethodOptions && method != http.MethodTrace {
 			body = bytes.NewReader([]byte(`{"orderId":"o-1"}`))
 		}
 		r, err := http.NewRequest(method, "http://payment/charges", body)
 		if err != nil {
 			panic(err)
 		}
-		if key != "" {
-			r.Header.Set(fooddelivery.HeaderIdempotencyKey, key)
+		if keyHeader != "" {
+			r.Header.Set(keyHeader, "charge-o-1")
 		}
 		return r
 	}
@@ -196,18 +245,27 @@ func TestStep2WhichRequestsAreIdempotent(t *testing.T) {
 		what string
 		req  *http.Request
 		want bool
+		why  string
 	}{
-		{"GET", req(http.MethodGet, ""), true},
-		{"HEAD", req(http.MethodHead, ""), true},
-		{"OPTIONS", req(http.MethodOptions, ""), true},
-		{"POST", req(http.MethodPost, ""), false},
-		{"PATCH", req(http.MethodPatch, ""), false},
-		{"POST with an Idempotency-Key", req(http.MethodPost, "charge-o-1"), true},
+		{"GET", req(http.MethodGet, ""), true, "a read changes nothing"},
+		{"HEAD", req(http.MethodHead, ""), true, "a read changes nothing"},
+		{"OPTIONS", req(http.MethodOptions, ""), true, "a read changes nothing"},
+		{"TRACE", req(http.MethodTrace, ""), true, "a safe method (RFC 9110, section 9.2.1), like GET"},
+		{"POST", req(http.MethodPost, ""), false, "a repeated charge is a second charge"},
+		{"PATCH", req(http.MethodPatch, ""), false, "a repeated change may apply twice"},
+		{"PUT", req(http.MethodPut, ""), false,
+			"idempotent by definition, but many servers do not implement it that way: without a key, this lab does not retry it"},
+		{"DELETE", req(http.MethodDelete, ""), false,
+			"idempotent by definition, but many servers do not implement it that way: without a key, this lab does not retry it"},
+		{"POST with an Idempotency-Key", req(http.MethodPost, fooddelivery.HeaderIdempotencyKey), true,
+			"the server recognises the repeat by its key"},
+		{"POST with an X-Idempotency-Key", req(http.MethodPost, "X-Idempotency-Key"), true,
+			"the X- spelling of the same header, which net/http's own resends accept too"},
 	}
 	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
 		for _, c := range cases {
 			if got := retries.Idempotent(c.req); got != c.want {
-				t.Errorf("step 2: Idempotent(%s) = %v, want %v", c.what, got, c.want)
+				t.Errorf("step 2: Idempotent(%s) = %v, want %v: %s", c.what, got, c.want, c.why)
 			}
 		}
 	})
@@ -319,6 +377,11 @@ func TestStep3AtMostNAttempts(t *testing.T) {
 			t.Fatalf("step 3: payment answered 503 every time; with Attempts = %d your Transport made %d attempts. "+
 				"Attempts counts every attempt, the first included.", attempts, r.spy.count())
 		}
+		if ce := callError(err); ce == nil || ce.Message == "" {
+			t.Fatalf("step 3: after %d attempts your Transport returned payment's last 503, but its body had already been "+
+				"read: the caller got no explanation (error: %v). The answer you return is the caller's to read and "+
+				"close: drain only the answers you throw away.", attempts, err)
+		}
 		gaps := r.spy.gaps()
 		var total time.Duration
 		for i, g := range gaps {
@@ -389,6 +452,21 @@ func TestStep3WaitEndsOnCancel(t *testing.T) {
 		stop()
 		cancel()
 
+		all := r.spy.all()
+		early := 0 // attempts sent in the second between the first answer and the cancel
+		for _, a := range all {
+			if a.start.Before(all[0].end.Add(time.Second)) {
+				early++
+			}
+		}
+		if early > 1 {
+			how := "Did it use BaseDelay and MaxDelay (the defaults only when they are zero)?"
+			if gaps := r.spy.gaps(); gaps[0] == 0 {
+				how = "It did not wait at all: wait Backoff(attempt, ...) between attempts."
+			}
+			t.Fatalf("step 3: payment answered 503 every time; with BaseDelay = MaxDelay = 1 minute the first wait is "+
+				"r x 1 minute, yet your Transport sent %d attempts within the first second. %s", early, how)
+		}
 		if cancelled.IsZero() {
 			t.Fatalf("step 3: payment answered 503 every time; with Attempts = 5 and waits of up to a minute, your Transport "+
 				"gave up after %d attempts and %v (error: %v), before the caller cancelled one second into the first wait. "+
@@ -399,8 +477,11 @@ func TestStep3WaitEndsOnCancel(t *testing.T) {
 				"a sleep that does not watch the context keeps a goroutine (and the caller's slot) busy for nothing. "+
 				"Wait with a select on ctx.Done() and a timer.", late)
 		}
-		require.ErrorIs(t, err, context.Canceled, "step 3: a read cancelled by its caller must end with context.Canceled")
-		for i, a := range r.spy.all() {
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("step 3: the caller cancelled one second into the wait after payment's 503; the read ended with %v, "+
+				"want an error matching context.Canceled: the wait ended because the caller left, so return ctx.Err().", err)
+		}
+		for i, a := range all {
 			if a.start.After(cancelled) {
 				t.Fatalf("step 3: your Transport sent attempt %d after the caller had cancelled", i+1)
 			}
@@ -425,6 +506,11 @@ func TestStep3NoWaitPastTheDeadline(t *testing.T) {
 				"%d attempts and returned after %v with %q. A wait that would end after the deadline leads to no "+
 				"useful attempt: give up at once and return payment's last answer, so the caller learns why it "+
 				"failed and keeps the time it has left.", budget, r.spy.count(), took, err)
+		}
+		if ce := callError(err); ce == nil || ce.Message == "" {
+			t.Fatalf("step 3: your Transport gave up before the deadline and returned payment's 503, but its body had "+
+				"already been read: the caller got no explanation (error: %v). Decide first whether to retry; drain only "+
+				"an answer you throw away, never the one you return.", err)
 		}
 	})
 }
@@ -538,6 +624,39 @@ func TestStep4RetryAfterIsHonoured(t *testing.T) {
 	}
 }
 
+func TestStep4RetryAfterZeroKeepsTheJitter(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		const clients = 20
+		r := newRig(t, options{configure: func(tr *retries.Transport) { tr.Attempts = 2 }})
+		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable, RetryAfter: "0"}))
+
+		began := time.Now()
+		var wg sync.WaitGroup
+		for range clients {
+			wg.Go(func() { r.payments.Charges(context.Background(), "") })
+		}
+		wg.Wait()
+
+		instants := map[time.Time]bool{}
+		for _, a := range r.spy.all() {
+			if a.start.After(began) {
+				instants[a.start] = true
+			}
+		}
+		if len(instants) == 0 {
+			t.Fatalf("step 4: %d reads met payment's 503 with Retry-After: 0 at the same moment, and all of them retried "+
+				"at that very instant. Retry-After is the least the server asks, not a replacement for your backoff: "+
+				"wait max(Retry-After, backoff), so the jitter still spreads the clients.", clients)
+		}
+		if len(instants) < clients*3/4 {
+			t.Fatalf("step 4: %d reads met payment's 503 with Retry-After: 0 at the same moment; their retries went out at "+
+				"%d distinct instants (want at least %d). Retry-After is the least the server asks, not a replacement for "+
+				"your backoff: wait max(Retry-After, backoff), so the jitter still spreads the clients.",
+				clients, len(instants), clients*3/4)
+		}
+	})
+}
+
 func TestStep4RetryAfterBeyondTheDeadline(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
 		const budget = 2 * time.Second
@@ -586,38 +705,85 @@ func TestStep5RetriedChargeSendsItsBody(t *testing.T) {
 	})
 }
 
-func TestStep5FailedBodiesAreDrainedAndClosed(t *testing.T) {
+func TestStep5CallersRequestIsUntouched(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 5}, func(t *testing.T) {
 		r := newRig(t, options{})
-		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable}))
+		require.NoError(t, r.sys.Faults.Set("payment", charges, faults.Fault{Status: http.StatusServiceUnavailable}))
 		r.spy.before = func(n int) {
-			if n == 3 {
-				r.sys.Faults.Clear("payment", listing)
+			if n == 2 {
+				r.sys.Faults.Clear("payment", charges)
 			}
 		}
-		_, err := r.payments.Charges(context.Background(), "")
-		require.NoError(t, err, "step 5: payment answered 503 twice, then was healthy; the third attempt should have succeeded")
+		req, err := http.NewRequest(http.MethodPost, memnet.ServiceURL("payment")+"/charges",
+			bytes.NewReader([]byte(`{"orderId":"o-untouched","amountCents":2400,"card":"tok_visa"}`)))
+		require.NoError(t, err, "step 5: building the charge request")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(fooddelivery.HeaderIdempotencyKey, "charge-o-untouched")
+		body, header := req.Body, req.Header.Clone()
 
-		all := r.spy.all()
-		require.Len(t, all, 3, "step 5: two 503s and a success make three attempts")
-		for i, a := range all[:2] {
-			read, eof, closed := a.body.state()
-			if !closed {
-				t.Errorf("step 5: the body of failed attempt %d (HTTP %d) was never closed: it pins its connection, and "+
-					"the goroutine reading it, until the server gives up. Close every body you do not return.", i+1, a.status)
-			} else if !eof {
-				t.Errorf("step 5: the body of failed attempt %d was closed after reading %d bytes, before its end: "+
-					"net/http then discards the connection, and payment was dialled %d times for 3 attempts. "+
-					"Read the rest (a bounded amount, io.LimitReader) before closing, so the connection is reused.",
-					i+1, read, r.spy.dials.Load())
-			}
+		resp, err := (&http.Client{Transport: r.transport}).Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		if err != nil || r.spy.count() != 2 {
+			t.Fatalf("step 5: payment answered 503 to a keyed charge, then was healthy; your Transport made %d attempts "+
+				"and ended with error %v, want 2 attempts and the charge accepted.", r.spy.count(), err)
+		}
+		if req.Body != body {
+			t.Fatalf("step 5: after a retried charge, the caller's request has a different Body than the one it was " +
+				"given: a RoundTripper must not modify the request it receives (the caller may reuse or log it). " +
+				"Put the fresh body on a copy: r := req.Clone(req.Context()); r.Body, _ = req.GetBody().")
+		}
+		if !maps.EqualFunc(req.Header, header, slices.Equal) {
+			t.Fatalf("step 5: after a retried charge, the caller's headers changed (%d fields now, %d before): a RoundTripper "+
+				"must not modify the request it receives. Set headers on the copy (req.Clone), not on req.",
+				len(req.Header), len(header))
 		}
 	})
 }
 
+func TestStep5FailedBodiesAreDrainedAndClosed(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		fault faults.Fault
+	}{
+		{"payment answers 503", faults.Fault{Status: http.StatusServiceUnavailable}},
+		{"payment answers 503 with Retry-After: 1", faults.Fault{Status: http.StatusServiceUnavailable, RetryAfter: "1"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 5}, func(t *testing.T) {
+				r := newRig(t, options{})
+				require.NoError(t, r.sys.Faults.Set("payment", listing, c.fault))
+				r.spy.before = func(n int) {
+					if n == 3 {
+						r.sys.Faults.Clear("payment", listing)
+					}
+				}
+				_, err := r.payments.Charges(context.Background(), "")
+				require.NoError(t, err, "step 5: %s twice, then was healthy; the third attempt should have succeeded", c.name)
+
+				all := r.spy.all()
+				require.Len(t, all, 3, "step 5: two 503s and a success make three attempts")
+				for i, a := range all[:2] {
+					read, eof, closed := a.body.state()
+					if !closed {
+						t.Errorf("step 5: %s; the body of failed attempt %d was never closed: it pins its connection, and "+
+							"the goroutine reading it, until the server gives up. Close every body you do not return.", c.name, i+1)
+					} else if !eof {
+						t.Errorf("step 5: %s; the body of failed attempt %d was closed after reading %d bytes, before its end: "+
+							"net/http then discards the connection, and payment was dialled %d times for 3 attempts. "+
+							"Read the rest (a bounded amount, io.LimitReader) before closing, so the connection is reused.",
+							c.name, i+1, read, r.spy.dials.Load())
+					}
+				}
+			})
+		})
+	}
+}
+
 func TestStep5DrainIsBounded(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 5}, func(t *testing.T) {
-		const size, bound = 16 << 20, 64 << 10
+		const size, bound = 16 << 20, 8 << 10
 		r := newRig(t, options{})
 		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable}))
 		r.spy.swapBody = func(n int) io.ReadCloser {
