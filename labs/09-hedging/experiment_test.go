@@ -79,4 +79,11 @@ func TestStep6Experiment(t *testing.T) {
 			"1800ms to 74ms with 2%% more). Check steps 2 and 4: the tracker's percentile and window, and the budget's "+
 			"ratio and burst.", none.P999.Round(100*time.Microsecond), yours.P999.Round(100*time.Microsecond), x, 100*yours.Extra())
 	}
+	if small := rows[3].r; small.P999 < none.P999/2 {
+		t.Fatalf("step 6: with a burst of 5, the p99.9 page took %v (%.1f%% extra), close to the %v of a burst of 100; the "+
+			"reference's burst-5 row stays near a second (951.5ms), because 5 saved hedges run dry within milliseconds of "+
+			"a stall. Your budget does not limit the hedges: check step 4 (Request earns ratio up to burst, TryHedge "+
+			"spends one and refuses when less than one is saved, and the Hedger asks it before every hedge).",
+			small.P999.Round(100*time.Microsecond), 100*small.Extra(), yours.P999.Round(100*time.Microsecond))
+	}
 }

@@ -16,7 +16,8 @@ import (
 type Hedger struct {
 	// Base sends each attempt. Required.
 	Base http.RoundTripper
-	// Replicas are the host names of the replicas ("menu-1", ...). A
+	// Replicas are the URL hosts of the replicas, exactly as requests
+	// carry them ("menu-1", ...; "menu-1:8080" if the URLs have a port). A
 	// request whose URL host is not among them is not hedged; a hedge goes
 	// to the replica after the request's own, in this order.
 	Replicas []string
@@ -39,7 +40,8 @@ func (h *Hedger) RoundTrip(req *http.Request) (*http.Response, error) {
 	// goroutine blocked forever, no response body left open.
 	// TODO(step 2): take the delay from h.Latencies when it is set, and
 	// record each read's latency (until its first answer) in it.
-	// TODO(step 3): hedge only idempotent reads (GET, HEAD).
+	// TODO(step 3): hedge only idempotent reads (GET, HEAD; an empty
+	// Method means GET).
 	// TODO(step 4): with h.Budget set, count every hedgeable request and
 	// send a hedge only when the budget allows it.
 	// TODO(step 5): the caller reads the winner's body after RoundTrip

@@ -93,15 +93,28 @@ func (s *spy) openBodies() int {
 }
 
 // hosts lists where the attempts went, for messages: "menu-1, menu-2".
-func (s *spy) hosts() string {
+func (s *spy) hosts() string { return hostsOf(s.attempts()) }
+
+func hostsOf(sent []*sent) string {
 	var hs []string
-	for _, a := range s.attempts() {
+	for _, a := range sent {
 		hs = append(hs, a.host)
 	}
 	if len(hs) == 0 {
 		return "none"
 	}
 	return strings.Join(hs, ", ")
+}
+
+// count counts the attempts made with method.
+func (s *spy) count(method string) int {
+	n := 0
+	for _, a := range s.attempts() {
+		if a.method == method {
+			n++
+		}
+	}
+	return n
 }
 
 // hedged wires h (the learner's Hedger, with Delay, Latencies and Budget
@@ -137,21 +150,86 @@ func received(sys *system.System, route string) (total int64, by string) {
 func TestStep1StalledReplicaIsHedged(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 1, Leak: leak}, func(t *testing.T) {
 		sys := labtest.StartSystem(t, system.Config{})
-		require.NoError(t, sys.Faults.Set("menu-1", "", faults.Fault{Latency: stall}), "step 1: setting up the stall")
 		s, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter})
 
-		began := time.Now()
-		m, err := menuAt(hc, "menu-1").Menu(context.Background(), system.SampleRestaurant)
-		took := time.Since(began)
+		for i, stalled := range replicas { // each replica stalls in turn; its reads must escape to the next one
+			next := replicas[(i+1)%len(replicas)]
+			sys.Faults.ClearAll()
+			require.NoError(t, sys.Faults.Set(stalled, "", faults.Fault{Latency: stall}), "step 1: setting up the stall")
+			before := len(s.attempts())
 
-		require.NoError(t, err, "step 1: reading a menu through the Hedger failed (attempts went to %s)", s.hosts())
-		require.NotEmpty(t, m.Dishes, "step 1: the menu came back without dishes")
-		if took > hedgeAfter+slack {
-			t.Fatalf("step 1: menu-1 was stalled for %v; reading a menu from it took %v, with requests sent to: %s.\n"+
-				"After %v without an answer, send a copy of the read to another replica (the next one in Replicas: "+
-				"a stalled replica stalls the copy too) and return the first answer.", stall, took, s.hosts(), hedgeAfter)
+			began := time.Now()
+			m, err := menuAt(hc, stalled).Menu(context.Background(), system.SampleRestaurant)
+			took := time.Since(began)
+			sent := s.attempts()[before:]
+
+			require.NoError(t, err, "step 1: reading a menu through the Hedger failed (attempts went to %s)", hostsOf(sent))
+			require.NotEmpty(t, m.Dishes, "step 1: the menu came back without dishes")
+			if took > hedgeAfter+slack {
+				t.Fatalf("step 1: %s was stalled for %v; reading a menu from it took %v, with requests sent to: %s.\n"+
+					"After %v without an answer, send a copy of the read to another replica (the next one in Replicas: "+
+					"a stalled replica stalls the copy too) and return the first answer.", stalled, stall, took, hostsOf(sent), hedgeAfter)
+			}
+			if len(sent) != 2 || sent[1].host != next {
+				t.Fatalf("step 1: %s was stalled; a read sent to it went to: %s, want %s, %s. The copy goes to the replica "+
+					"after the request's own in Replicas, wrapping around (menu-3's to menu-1), so that the copies of every "+
+					"replica's slow reads spread over the others instead of piling onto one.", stalled, hostsOf(sent), stalled, next)
+			}
 		}
 	})
+}
+
+func TestStep1FailedAttemptIsNotAnAnswer(t *testing.T) {
+	// menu-1 drops the connection (no HTTP response: a transport error)
+	// just after the hedge has gone out.
+	resetLate := faults.Fault{Latency: hedgeAfter + slack, Reset: true}
+	cases := []struct {
+		name     string
+		setup    string
+		rules    map[string]faults.Fault
+		ok       bool          // whether the read must succeed
+		attempts int           // requests it must send
+		within   time.Duration // how long it may take
+		why      string
+	}{
+		{"the first attempt fails before the delay", "menu-1 dropped the connection at once", map[string]faults.Fault{"menu-1": {Reset: true}},
+			false, 1, slack, "A read that fails before the delay has no answer to wait for: return its error at once, " +
+				"without a copy (replacing failed requests is retrying, lab 03's pattern, with its own budget)."},
+		{"the first attempt fails after the hedge went out",
+			"menu-1 dropped the connection after 60ms; menu-2 answered the copy in 50ms", map[string]faults.Fault{"menu-1": resetLate, "menu-2": {Latency: hedgeAfter}},
+			true, 2, 2*hedgeAfter + slack, "An error is not an answer: while the other attempt is still out, wait for it " +
+				"and return what it gets."},
+		{"both attempts fail", "menu-1 dropped the connection after 60ms; menu-2 dropped the copy's at once", map[string]faults.Fault{"menu-1": resetLate, "menu-2": {Reset: true}},
+			false, 2, hedgeAfter + 2*slack, "When both attempts fail, return an error (the first one) as soon as the " +
+				"second has failed."},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 1, Leak: leak}, func(t *testing.T) {
+				sys := labtest.StartSystem(t, system.Config{})
+				for replica, f := range c.rules {
+					require.NoError(t, sys.Faults.Set(replica, "", f), "step 1: setting up the faults")
+				}
+				s, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter})
+
+				began := time.Now()
+				_, err := menuAt(hc, "menu-1").Menu(context.Background(), system.SampleRestaurant)
+				took := time.Since(began)
+				got, want := "failed", "fail"
+				if err == nil {
+					got = "succeeded"
+				}
+				if c.ok {
+					want = "succeed"
+				}
+				if (err == nil) != c.ok || len(s.attempts()) != c.attempts || took > c.within {
+					t.Fatalf("step 1: %s (%s, with a %v hedge delay): the read %s after %v, requests sent to: %s; "+
+						"it should %s within %v, with %d request(s). %s", c.name, c.setup, hedgeAfter, got, took,
+						s.hosts(), want, c.within, c.attempts, c.why)
+				}
+			})
+		})
+	}
 }
 
 func TestStep1LoserIsCancelled(t *testing.T) {
@@ -267,14 +345,47 @@ func TestStep3OnlyReadsAreHedged(t *testing.T) {
 		}
 
 		review := fooddelivery.Review{RestaurantID: system.SampleRestaurant, User: "alice", Stars: 5, Text: "Crisp crust."}
+		before := len(s.attempts())
 		_, err = menus.SubmitReview(context.Background(), review)
 		require.NoError(t, err, "step 3: submitting a review through the Hedger failed")
+		// Counted where the Hedger hands requests to Base: a copy counts even
+		// if it never reached a replica (its body already read by the first).
+		if sent := s.attempts()[before:]; len(sent) != 1 {
+			t.Fatalf("step 3: one review was handed to Base as %d POST requests (%s). A write is not idempotent: "+
+				"a copy that reaches a replica stores the review twice. Hedge only GET and HEAD; send everything else "+
+				"to its one replica.", len(sent), hostsOf(sent))
+		}
 		if n, by := received(sys, "POST /reviews"); n != 1 {
 			t.Fatalf("step 3: one review was sent as %d POST /reviews requests (%s). A write is not idempotent: "+
 				"had menu-1 been slow after storing the review rather than before, it would now be stored twice. "+
 				"Hedge only GET and HEAD; send everything else to its one replica.", n, by)
 		}
 		require.Equal(t, 1, sys.Reviews.Len(), "step 3: one review submitted, one stored")
+	})
+}
+
+func TestStep3NoWriteIsHedged(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3, Leak: leak}, func(t *testing.T) {
+		const wait = 4 * hedgeAfter // how long each request waits for menu-1
+		sys := labtest.StartSystem(t, system.Config{})
+		// Connections to menu-1 never open: every request to it waits, whatever its method or route.
+		require.NoError(t, sys.Faults.Set("menu-1", "", faults.Fault{Connect: memnet.BlackHoled}), "step 3: setting up the black hole")
+		s, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter})
+
+		for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			req, err := http.NewRequestWithContext(ctx, method, memnet.ServiceURL("menu-1")+"/reviews", strings.NewReader(`{"stars":5}`))
+			require.NoError(t, err, "step 3: building a %s request", method)
+			if resp, err := hc.Do(req); err == nil {
+				resp.Body.Close()
+			}
+			cancel()
+			if n := s.count(method); n != 1 {
+				t.Fatalf("step 3: one %s to menu-1, which did not answer for %v, was handed to Base as %d requests (%s). "+
+					"%s is a write: hedge only GET and HEAD, and send every other method to its one replica.",
+					method, wait, n, s.hosts(), method)
+			}
+		}
 	})
 }
 
@@ -307,6 +418,37 @@ func TestStep4EverySlowReplicaHedgesWithinBudget(t *testing.T) {
 				"exactly when the menu service had none to spare. A budget of %.0f%% of requests, saving at most %d, "+
 				"allows at most %d: count each hedgeable request with Budget.Request and hedge only if Budget.TryHedge "+
 				"says so.", slow, reads, hedges, by, 100*float64(hedges)/reads, 100*ratio, burst, allowed)
+		}
+	})
+}
+
+func TestStep4QuietReadsSaveUpHedges(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4, Leak: leak}, func(t *testing.T) {
+		const (
+			quiet   = 50 // quick reads first: they earn 5 hedges, the whole burst...
+			stalled = 10 // ...then reads from a stalled menu-1 spend them
+			slow    = 4 * hedgeAfter
+			ratio   = 0.1
+			burst   = 5
+		)
+		sys := labtest.StartSystem(t, system.Config{})
+		s, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter, Budget: hedging.NewHedgeBudget(ratio, burst)})
+		menus := menuAt(hc, "menu-1")
+		for range quiet {
+			_, err := menus.Menu(context.Background(), system.SampleRestaurant)
+			require.NoError(t, err, "step 4: reading a menu from a healthy replica failed")
+		}
+		require.NoError(t, sys.Faults.Set("menu-1", "", faults.Fault{Latency: slow}), "step 4: setting up the latency")
+		before := len(s.attempts())
+		for range stalled {
+			_, err := menus.Menu(context.Background(), system.SampleRestaurant)
+			require.NoError(t, err, "step 4: reading a menu through the Hedger failed")
+		}
+		if hedges := len(s.attempts()) - before - stalled; hedges < burst || hedges > burst+1 {
+			t.Fatalf("step 4: %d quick reads (no hedge needed) earned a budget of %.0f%% its whole burst, %d hedges; then "+
+				"menu-1 slowed to %v and %d reads from it sent %d hedge(s), want %d. Every hedgeable request earns its share "+
+				"with Budget.Request when it starts, quick or slow; Budget.TryHedge spends one only when the timer fires.",
+				quiet, 100*ratio, burst, slow, stalled, hedges, burst)
 		}
 	})
 }

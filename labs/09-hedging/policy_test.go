@@ -39,6 +39,15 @@ func ms(seed int64, from, to int) []time.Duration {
 	return out
 }
 
+// down returns whole milliseconds from, from-1, ..., to.
+func down(from, to int) []time.Duration {
+	var out []time.Duration
+	for i := from; i >= to; i-- {
+		out = append(out, time.Duration(i)*time.Millisecond)
+	}
+	return out
+}
+
 func TestStep2TrackerReportsThePercentile(t *testing.T) {
 	const initial = 40 * time.Millisecond
 	cases := []struct {
@@ -55,6 +64,7 @@ func TestStep2TrackerReportsThePercentile(t *testing.T) {
 		{"p100 is the slowest", 100, 1, ms(4, 1, 60), 60 * time.Millisecond},
 		{"only the last 100 count", 100, 0.95, append(ms(5, 500, 599), ms(6, 1, 100)...), 95 * time.Millisecond},
 		{"the window slides one by one", 100, 0.95, append(ms(7, 1, 100), ms(8, 201, 250)...), 245 * time.Millisecond},
+		{"the oldest latency leaves first, not the smallest", 100, 0.95, append(down(200, 101), ms(9, 1, 50)...), 145 * time.Millisecond},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -62,10 +72,12 @@ func TestStep2TrackerReportsThePercentile(t *testing.T) {
 				tr := hedging.NewLatencyTracker(c.window, c.percentile, initial)
 				for _, d := range c.observed {
 					tr.Observe(d)
+					tr.Delay() // as the Hedger does: every request reads the delay
 				}
 				if got := tr.Delay(); got != c.want {
 					t.Fatalf("step 2: NewLatencyTracker(%d, %v, %v) observed %d latencies (%s); Delay() = %v, want %v: "+
-						"the nearest-rank p%.0f of the last %d latencies (the initial delay before any).",
+						"the nearest-rank p%.0f of the last %d latencies (the initial delay before any; Delay was read after "+
+						"every Observe).",
 						c.window, c.percentile, initial, len(c.observed), c.name, got, c.want, 100*c.percentile, c.window)
 				}
 			})

@@ -31,7 +31,8 @@ import (
 type Hedger struct {
 	// Base sends each attempt. Required.
 	Base http.RoundTripper
-	// Replicas are the host names of the replicas ("menu-1", ...). A
+	// Replicas are the URL hosts of the replicas, exactly as requests
+	// carry them ("menu-1", ...; "menu-1:8080" if the URLs have a port). A
 	// request whose URL host is not among them is not hedged; a hedge goes
 	// to the replica after the request's own, in this order.
 	Replicas []string
@@ -151,7 +152,7 @@ func discard(results <-chan attempt) {
 // req may be hedged at all: it must be an idempotent read (GET or HEAD)
 // whose body, if any, can be sent twice, addressed to one of the replicas.
 func (h *Hedger) hedgeTarget(req *http.Request) (string, bool) {
-	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+	if req.Method != "" && req.Method != http.MethodGet && req.Method != http.MethodHead { // "" means GET
 		return "", false
 	}
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
