@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -160,9 +161,9 @@ func TestStep1HalfOpenAfterTheOpenPeriod(t *testing.T) {
 		setPayment(t, sys, faults.Fault{}) // payment has recovered
 		before := charges(sys)
 		err, _ := place(sys)
-		if s := cb.State(); err == nil || s != breaker.Open || charges(sys) != before {
-			t.Fatalf("step 1: %v after the breaker opened (of a %v open period) it is %v and an order reached payment "+
-				"(error: %v). It must stay open, refusing every call, for the whole period.", openFor-time.Second, openFor, s, err)
+		if s, n := cb.State(), charges(sys)-before; err == nil || s != breaker.Open || n != 0 {
+			t.Fatalf("step 1: %v after the breaker opened (of a %v open period) it is %v; %d of 1 order reached payment "+
+				"(error: %v). It must stay open, refusing every call, for the whole period.", openFor-time.Second, openFor, s, n, err)
 		}
 
 		time.Sleep(time.Second)
@@ -258,7 +259,68 @@ func TestStep1LateFailuresFromBeforeTheOpeningAreIgnored(t *testing.T) {
 		called := false
 		err := cb.Do(context.Background(), func(context.Context) error { called = true; return nil })
 		if !called || err != nil {
-			t.Fatalf("step 1: the breaker closed after a successful trial, yet the next call was made: %v, and returned %v", called, err)
+			t.Fatalf("step 1: the breaker closed after a successful trial and stayed closed, yet the next call was refused "+
+				"without calling (error: %v); a closed breaker makes every call", err)
+		}
+	})
+}
+
+// unavailable is the error of a payment call that could not reach payment.
+var unavailable = fmt.Errorf("payment: %w", fooddelivery.ErrUnavailable)
+
+// fail makes n calls through cb, each failing at once with unavailable.
+// The tests that call the breaker directly, without the system, use it.
+func fail(cb *breaker.CircuitBreaker, n int) {
+	for range n {
+		cb.Do(context.Background(), func(context.Context) error { return unavailable })
+	}
+}
+
+// succeed makes one call through cb that succeeds at once, and reports
+// whether the call was made and what Do returned.
+func succeed(cb *breaker.CircuitBreaker) (called bool, err error) {
+	err = cb.Do(context.Background(), func(context.Context) error { called = true; return nil })
+	return called, err
+}
+
+func TestStep1ConsecutiveFailuresIsASetting(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		for _, n := range []int{3, 8} {
+			cb := breaker.New(breaker.Settings{Name: "test", ConsecutiveFailures: n, Logger: quiet})
+			fail(cb, n-1)
+			if s := cb.State(); s != breaker.Closed {
+				t.Fatalf("step 1: with Settings.ConsecutiveFailures %d, %d failures in a row left the breaker %v; "+
+					"it must open at failure %d, not before", n, n-1, s, n)
+			}
+			fail(cb, 1)
+			if s := cb.State(); s != breaker.Open {
+				t.Fatalf("step 1: with Settings.ConsecutiveFailures %d, %d failures in a row left the breaker %v; "+
+					"it must open at failure %d. Only a zero ConsecutiveFailures means 5: read the setting.", n, n, s, n)
+			}
+		}
+	})
+}
+
+func TestStep1TheCountStartsOverAfterClosing(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet})
+		fail(cb, 5)
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 1: 5 calls failed in a row and the breaker is %v; it must open after "+
+				"Settings.ConsecutiveFailures failures in a row (zero means 5)", s)
+		}
+		time.Sleep(openFor)
+		if _, err := succeed(cb); err != nil || cb.State() != breaker.Closed {
+			t.Fatalf("step 1: 5 failures opened the breaker, %v passed and a trial call succeeded; Do returned %v and "+
+				"the breaker is %v. A successful trial closes it (TestStep1HalfOpenAfterTheOpenPeriod).", openFor, err, cb.State())
+		}
+		for n := 1; n <= 4; n++ {
+			fail(cb, 1)
+			if s := cb.State(); s != breaker.Closed {
+				t.Fatalf("step 1: the breaker closed after a successful trial; %d failure(s) later it is %v. It must take "+
+					"5 new failures in a row: every state change starts the counts over, and the failures that "+
+					"opened it last time are history.", n, s)
+			}
 		}
 	})
 }
@@ -339,6 +401,78 @@ func TestStep2AFewUnluckyCallsDoNotOpen(t *testing.T) {
 		}
 		if n := charges(sys); n != int64(len(pattern)) {
 			t.Fatalf("step 2: the breaker never opened, yet %d of %d charges reached payment: a closed breaker makes every call", n, len(pattern))
+		}
+	})
+}
+
+func TestStep2TheSettingsDecide(t *testing.T) {
+	cases := []struct {
+		s       breaker.Settings
+		pattern string // one call per letter: S succeeds, F fails
+		want    int    // the call after which the breaker opens; 0: never
+		why     string
+	}{
+		{breaker.Settings{Window: 8, FailureRate: 0.25}, "SSSSSSFF", 8,
+			"at call 8 the window is full (MinCalls 0 means Window) and 2 of its 8 calls failed: 0.25 reaches FailureRate 0.25 (only a zero FailureRate means 0.5)"},
+		{breaker.Settings{Window: 8, FailureRate: 0.75}, "SSSFFFFF", 0,
+			"5 of the 8 calls failed: 0.625 stays below FailureRate 0.75 (only a zero FailureRate means 0.5)"},
+		{breaker.Settings{Window: 10}, "FFFFFFFFF", 0,
+			"MinCalls 0 means a full window, and 9 calls do not fill a window of 10"},
+		{breaker.Settings{Window: 10, MinCalls: 30}, "SSSSSFFFFF", 10,
+			"a MinCalls larger than Window means Window (a window of 10 never holds 30 calls); at call 10 the window is full and 5 of its 10 calls failed"},
+		{breaker.Settings{Window: 20, MinCalls: 10}, "SSSSSFFFFF", 10,
+			"at call 10 the window holds MinCalls calls, 5 of them failed: MinCalls counts calls, not failures, and the rate is over the calls held, not over Window"},
+	}
+	for _, c := range cases {
+		labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+			c.s.Name, c.s.Logger = "test", quiet
+			cb := breaker.New(c.s)
+			got := 0
+			for i, o := range c.pattern {
+				if o == 'F' {
+					fail(cb, 1)
+				} else {
+					succeed(cb)
+				}
+				if cb.State() == breaker.Open {
+					got = i + 1
+					break
+				}
+			}
+			if got != c.want {
+				when := func(n int) string {
+					if n == 0 {
+						return "never opened"
+					}
+					return fmt.Sprintf("opened after call %d", n)
+				}
+				t.Fatalf("step 2: with Window %d, FailureRate %v, MinCalls %d, after the calls %s (S succeeded, F failed) "+
+					"the breaker %s; want: %s, because %s.", c.s.Window, c.s.FailureRate, c.s.MinCalls, c.pattern, when(got), when(c.want), c.why)
+			}
+		})
+	}
+}
+
+func TestStep2TheWindowStartsOverAfterClosing(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		s := window()
+		s.Name, s.Logger = "test", quiet
+		cb := breaker.New(s)
+		fail(cb, 10)
+		if st := cb.State(); st != breaker.Open {
+			t.Fatalf("step 2: the first 10 calls all failed and the breaker (Window 20, MinCalls 10) is %v; it must open", st)
+		}
+		time.Sleep(openFor)
+		succeed(cb)
+		if st := cb.State(); st != breaker.Closed {
+			t.Fatalf("step 2: 10 failures opened the breaker (Window 20, MinCalls 10), %v passed and a trial call succeeded; "+
+				"the breaker is %v. A successful trial closes it (step 1).", openFor, st)
+		}
+		fail(cb, 1)
+		if st := cb.State(); st != breaker.Closed {
+			t.Fatalf("step 2: the breaker (Window 20, MinCalls 10) closed after a successful trial; one failure later it is %v. "+
+				"Every state change starts the window over: the 10 failures that opened it are history, and the new "+
+				"window holds 1 call, fewer than MinCalls.", st)
 		}
 	})
 }
@@ -435,6 +569,17 @@ func TestStep3SlowSuccessesCount(t *testing.T) {
 			t.Fatalf("step 3: 5 payments in a row succeeded but took %v each, more than Settings.SlowCall (1s); the breaker is %v. "+
 				"A success slower than SlowCall counts as a failure: measure how long the call took.", slowPayment, s)
 		}
+
+		// A slow answer about the caller's own request is still not payment's failure.
+		cb = breaker.New(breaker.Settings{Name: "test", SlowCall: time.Second, Logger: quiet})
+		notFound := fmt.Errorf("payment: %w", fooddelivery.ErrNotFound)
+		for range 10 {
+			cb.Do(context.Background(), func(context.Context) error { time.Sleep(slowPayment); return notFound })
+		}
+		if s := cb.State(); s != breaker.Closed {
+			t.Fatalf("step 3: 10 calls in a row answered 404 Not Found after %v each (Settings.SlowCall 1s); the breaker is %v. "+
+				"SlowCall judges successes only: a 4xx is about the caller's request however long it took.", slowPayment, s)
+		}
 	})
 }
 
@@ -476,6 +621,47 @@ func TestStep3AnExpiredDeadlineCounts(t *testing.T) {
 				"(last error: %v) and the breaker is %v. An expired deadline (context.DeadlineExceeded) is the dependency "+
 				"being slower than it may be: judge the call's error like any other (a timeout counts). Only a caller who "+
 				"left (context.Canceled) says nothing about the dependency.", budget, last, s)
+		}
+	})
+}
+
+func TestStep3SettingsIsFailureDecides(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet, IsFailure: func(error) bool { return false }})
+		fail(cb, 10)
+		if s := cb.State(); s != breaker.Closed {
+			t.Fatalf("step 3: Settings.IsFailure says no error counts; 10 calls failed with ErrUnavailable and the breaker is %v. "+
+				"Judge errors with Settings.IsFailure (Failure is only its default, for a nil IsFailure).", s)
+		}
+	})
+}
+
+// abandonTrial opens cb with 5 failures, waits out the open period, and
+// makes one trial call whose caller gives up while it runs.
+func abandonTrial(t *testing.T, step int, cb *breaker.CircuitBreaker) {
+	t.Helper()
+	fail(cb, 5)
+	if s := cb.State(); s != breaker.Open {
+		t.Fatalf("step %d: 5 calls failed in a row and the breaker is %v; it must be open before this test can "+
+			"look at half-open. Finish step 1 first.", step, s)
+	}
+	time.Sleep(openFor)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cb.Do(ctx, func(ctx context.Context) error {
+		cancel() // the customer closed the tab
+		return fmt.Errorf("payment: %w: %w", fooddelivery.ErrUnavailable, ctx.Err())
+	})
+}
+
+func TestStep3AnAbandonedTrialDecidesNothing(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet})
+		abandonTrial(t, 3, cb)
+		if s := cb.State(); s != breaker.HalfOpen {
+			t.Fatalf("step 3: the breaker was half-open and its trial call's caller gave up (ctx cancelled) before payment "+
+				"answered; the breaker is now %v. An abandoned call says nothing about payment, a trial no more than any "+
+				"other: it must neither close the breaker (a success) nor open it again (a failure). It stays half-open.", s)
 		}
 	})
 }
@@ -618,15 +804,77 @@ func TestStep4LateCallsDoNotTakeTrialSlots(t *testing.T) {
 		called := false
 		err := cb.Do(context.Background(), func(context.Context) error { called = true; return nil })
 		trialsDone.Wait()
-		if called || !errors.Is(err, fooddelivery.ErrCircuitOpen) || state != breaker.HalfOpen {
+		if state != breaker.HalfOpen || called {
+			what := "refused"
+			if called {
+				what = "made"
+			}
 			t.Fatalf("step 4: the breaker was half-open with its %d trial calls in flight when a call admitted before it "+
-				"opened succeeded. Then the breaker was %v, and a new call was made: %v (error: %v). The late success is "+
-				"not a trial: it must neither free a trial slot nor count as a successful trial, so the breaker stays "+
-				"half-open and refuses the new call. Ignore outcomes from another generation (step 1's hint).",
-				trials, state, called, err)
+				"opened succeeded. Then the breaker was %v, and a new call was %s. The late success is not a trial: it "+
+				"must neither free a trial slot nor count as a successful trial, so the breaker stays half-open and "+
+				"refuses the new call. Ignore outcomes from another generation (step 1's hint).", trials, state, what)
+		}
+		if !errors.Is(err, fooddelivery.ErrCircuitOpen) {
+			t.Fatalf("step 4: the half-open breaker refused a call without calling, but its error does not wrap "+
+				"fooddelivery.ErrCircuitOpen: %v. A refused trial fails like an open breaker (step 1's error).", err)
 		}
 		if s := cb.State(); s != breaker.Closed {
 			t.Fatalf("step 4: both trial calls succeeded and the breaker is %v; HalfOpenCalls successful trials close it", s)
+		}
+	})
+}
+
+func TestStep4ClosesOnlyWhenEveryTrialSucceeded(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		cb := breaker.New(breaker.Settings{Name: "test", HalfOpenCalls: 2, Logger: quiet})
+		fail(cb, 5)
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 4: 5 calls failed in a row and the breaker is %v; it must be open before this test can "+
+				"look at half-open. Finish step 1 first.", s)
+		}
+		time.Sleep(openFor)
+		succeed(cb)
+		if s := cb.State(); s != breaker.HalfOpen {
+			t.Fatalf("step 4: with Settings.HalfOpenCalls 2, the first of 2 trial calls succeeded and the breaker is %v; "+
+				"it stays half-open until HalfOpenCalls trials have succeeded", s)
+		}
+		succeed(cb)
+		if s := cb.State(); s != breaker.Closed {
+			t.Fatalf("step 4: with Settings.HalfOpenCalls 2, both trial calls succeeded and the breaker is %v; it must close", s)
+		}
+	})
+}
+
+func TestStep4AnAbandonedTrialFreesItsSlot(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet})
+		abandonTrial(t, 4, cb)
+		called, err := succeed(cb)
+		if !called {
+			t.Fatalf("step 4: the only trial call of a half-open breaker (HalfOpenCalls defaults to 1) was abandoned by its "+
+				"caller; the next call was refused without calling (error: %v). An abandoned trial records nothing, but it "+
+				"must free its trial slot, or the breaker refuses everyone until the process restarts.", err)
+		}
+		if s := cb.State(); err != nil || s != breaker.Closed {
+			t.Fatalf("step 4: after an abandoned trial, the next trial call succeeded; Do returned %v and the breaker is %v. "+
+				"A successful trial closes it.", err, s)
+		}
+	})
+}
+
+func TestStep4StateIsReadUnderTheLock(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet})
+		var wg sync.WaitGroup
+		for range 10 {
+			wg.Go(func() { fail(cb, 1) })
+			wg.Go(func() { cb.State() }) // a dashboard looks while calls end
+		}
+		wg.Wait()
+		// Under -race, an unlocked read in State() fails this test with a DATA RACE report.
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 4: 10 calls failed at the same time (while others asked for the state) and the breaker is %v; "+
+				"5 failures in a row open it, whichever goroutines they come from", s)
 		}
 	})
 }
@@ -665,6 +913,17 @@ func TestStep5BrokenReportingLeavesOrderingAlone(t *testing.T) {
 		}
 		_, err := orders.Order(context.Background(), placed.ID)
 		require.NoError(t, err, "step 5: only reporting was broken, yet looking up an order failed")
+
+		// Now looking orders up breaks; placing them must go on.
+		require.NoError(t, sys.Faults.Set("order", "GET /orders/{id}", faults.Fault{Status: http.StatusInternalServerError}),
+			"setting up the fault")
+		for range 5 {
+			orders.Order(context.Background(), placed.ID)
+		}
+		if _, err := orders.PlaceOrder(context.Background(), "alice", pizza); err != nil {
+			t.Fatalf("step 5: GET /orders/{id} answered 500 to 5 lookups in a row, yet placing an order (POST /orders) "+
+				"failed: %v. Placing and looking up are two endpoints: each needs its own breaker.", err)
+		}
 	})
 }
 
@@ -732,6 +991,11 @@ func TestStep6EveryStateChangeIsSeen(t *testing.T) {
 		trip(t, sys, 5)
 		time.Sleep(openFor)
 		cb.State() // a dashboard looks: half-open
+		if got := rec.list(); len(got) != 2 {
+			t.Fatalf("step 6: the breaker opened, and %v later State() said half-open; Settings.OnStateChange had been called "+
+				"%d times: %q. The change happens when State() computes it, so it is reported there and then, not "+
+				"when the next call arrives.", openFor, len(got), got)
+		}
 		setPayment(t, sys, faults.Fault{})
 		err, _ := place(sys)
 		require.NoError(t, err, "step 6: payment recovered and the open period was over, yet the trial order failed")
@@ -759,9 +1023,17 @@ func TestStep6EveryStateChangeIsSeen(t *testing.T) {
 			t.Fatalf("step 6: the breaker changed state 3 times; Settings.Logger received %d records with a \"to\" attribute: %q. "+
 				"Want one per change, with attributes breaker, from and to (State.String()): %q.", len(changes), got, want)
 		}
-		if lvl := changes[0].Level; lvl != slog.LevelWarn.String() && lvl != slog.LevelError.String() {
-			t.Fatalf("step 6: the record of the breaker opening has level %s; an open breaker is a symptom someone must see: "+
-				"log it at Warn (or Error)", lvl)
+		for i, r := range changes {
+			level := slog.LevelInfo
+			if r.To == breaker.Open.String() {
+				level = slog.LevelWarn
+			}
+			if r.Msg != "circuit breaker state changed" || r.Level != level.String() {
+				t.Fatalf("step 6: the record of change %d (%s -> %s) has level %s and message %q; want level %s and "+
+					"message \"circuit breaker state changed\". An opening is a symptom someone must act on (Warn); "+
+					"the other changes are news (Info). A fixed message lets a log query find every change.",
+					i+1, r.From, r.To, r.Level, r.Msg, level)
+			}
 		}
 
 		// Per-endpoint breakers (step 5) say which endpoint failed.
@@ -769,14 +1041,45 @@ func TestStep6EveryStateChangeIsSeen(t *testing.T) {
 		orders := breaker.NewOrderClient(sys.Orders(), breaker.Settings{Name: "order", Logger: quiet, OnStateChange: endpoints.record})
 		require.NoError(t, sys.Faults.Set("order", "GET /reports/daily", faults.Fault{Status: http.StatusInternalServerError}),
 			"setting up the fault")
+		require.NoError(t, sys.Faults.Set("order", "POST /orders", faults.Fault{Status: http.StatusInternalServerError}),
+			"setting up the fault")
+		require.NoError(t, sys.Faults.Set("order", "GET /orders/{id}", faults.Fault{Status: http.StatusInternalServerError}),
+			"setting up the fault")
 		for range 5 {
 			orders.DailyReport(context.Background(), time.Time{})
+			orders.PlaceOrder(context.Background(), "alice", pizza)
+			orders.Order(context.Background(), "ord-1")
 		}
-		want = []string{"order GET /reports/daily: closed -> open"}
+		want = []string{"order GET /reports/daily: closed -> open", "order POST /orders: closed -> open", "order GET /orders/{id}: closed -> open"}
 		if got := endpoints.list(); !slices.Equal(got, want) {
-			t.Fatalf("step 6: the daily report failed 5 times in a row through NewOrderClient(..., Settings{Name: \"order\"}); "+
-				"its breakers reported %q. Want %q: each endpoint's breaker is named Settings.Name, a space, and "+
-				"the route (step 5), so that the log says which endpoint is failing.", got, want)
+			t.Fatalf("step 6: the daily report, placing an order and looking one up each failed 5 times in a row (in turn) "+
+				"through NewOrderClient(..., Settings{Name: \"order\"}); its breakers reported %q. Want %q: each "+
+				"endpoint's breaker is named Settings.Name, a space, and the route as the order service spells it (step 5), "+
+				"so that the log says which endpoint is failing.", got, want)
+		}
+	})
+}
+
+func TestStep6ANilLoggerLogsToTheDefault(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 6}, func(t *testing.T) {
+		var logs lockedBuffer
+		// slog.SetDefault also redirects the log package: restore both.
+		oldDefault, oldWriter, oldFlags := slog.Default(), log.Writer(), log.Flags()
+		defer func() {
+			slog.SetDefault(oldDefault)
+			log.SetOutput(oldWriter)
+			log.SetFlags(oldFlags)
+		}()
+		slog.SetDefault(slog.New(slog.NewJSONHandler(&logs, nil)))
+
+		cb := breaker.New(breaker.Settings{Name: "nil-logger"}) // Logger nil
+		fail(cb, 5)
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 6: 5 calls failed in a row and the breaker is %v; it must open (step 1)", s)
+		}
+		if !strings.Contains(logs.String(), `"breaker":"nil-logger"`) {
+			t.Fatalf("step 6: a breaker with a nil Settings.Logger opened and slog.Default() received no record about it. " +
+				"nil means slog.Default(): the application's logger, not silence.")
 		}
 	})
 }
