@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -86,6 +87,12 @@ func start(t *testing.T, w *wire) *system.System {
 
 // startSeeded is start with a seed for the fault draws.
 func startSeeded(t *testing.T, w *wire, seed int64) *system.System {
+	return startWith(t, w, seed, own, need, hop)
+}
+
+// startWith is start with a seed and other settings for your Middleware
+// (own, need) and Transport (hop).
+func startWith(t *testing.T, w *wire, seed int64, own, need, hop time.Duration) *system.System {
 	cfg := system.Config{
 		Seed: seed,
 		OrderDeadlines: &system.OrderDeadlines{
@@ -103,10 +110,52 @@ func startSeeded(t *testing.T, w *wire, seed int64) *system.System {
 // client whose transport is yours. The system records when this caller
 // gives up (System.Callers), whatever the order service does.
 func gateway(t *testing.T, sys *system.System) *order.Client {
+	return gatewayWith(t, sys, nil, func(rt http.RoundTripper) http.RoundTripper { return deadlines.Transport(rt, hop) })
+}
+
+// gatewayWith is gateway with another transport wrapped around the
+// in-memory network's (none when wrap is nil). sent, when not nil,
+// records every request the gateway puts on the wire, as "order": unlike
+// Config.Observe, which sees requests inside your Middleware, it also sees
+// those the Middleware refuses.
+func gatewayWith(t *testing.T, sys *system.System, sent *wire, wrap func(http.RoundTripper) http.RoundTripper) *order.Client {
 	base := (&memnet.Dialer{Network: sys.Network}).Transport()
 	t.Cleanup(base.CloseIdleConnections)
-	hc := &http.Client{Transport: sys.Callers.Track(deadlines.Transport(base, hop))}
-	return order.NewClient(hc, memnet.ServiceURL("order"))
+	var rt http.RoundTripper = baseFunc(func(r *http.Request) (*http.Response, error) {
+		if sent != nil {
+			sent.observe("order", "", r)
+		}
+		return base.RoundTrip(r)
+	})
+	if wrap != nil {
+		rt = wrap(rt)
+	}
+	return order.NewClient(&http.Client{Transport: sys.Callers.Track(rt)}, memnet.ServiceURL("order"))
+}
+
+// baseFunc lets a function stand in for the transport under yours.
+type baseFunc func(*http.Request) (*http.Response, error)
+
+func (f baseFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// closeRecorder is a request body that remembers whether it was closed.
+type closeRecorder struct {
+	io.Reader
+	closed bool
+}
+
+func (c *closeRecorder) Close() error { c.closed = true; return nil }
+
+// lostDeadline explains a checkout that outlived even the order service's
+// own budget, or says nothing when it did not.
+func lostDeadline(took time.Duration) string {
+	if took <= own+slack {
+		return ""
+	}
+	return fmt.Sprintf("\nThat is longer than the service's own %v: not even that deadline stopped the payment call, so the deadline "+
+		"is lost between your Middleware and the wire. Check that your Transport hands base a request with the original "+
+		"request's context (req.Clone(req.Context())): a request built with http.NewRequest, or cloned with "+
+		"context.Background(), is never cancelled.", own)
 }
 
 // placeWithHeader places an order from a plain client without a deadline
@@ -129,6 +178,26 @@ func menuCalls(sys *system.System) int64 {
 		n += sys.Metrics.Route(fmt.Sprintf("menu-%d", i), "GET /restaurants/{id}/menu").Received.Load()
 	}
 	return n
+}
+
+// header says what budget header a carried, for a message.
+func header(a arrival) string {
+	if !a.sent {
+		return "no " + fooddelivery.HeaderTimeoutMs + " header"
+	}
+	return fmt.Sprintf("%s: %q", fooddelivery.HeaderTimeoutMs, a.value)
+}
+
+// last returns the last request that reached service, as first does.
+func (w *wire) last(service string) arrival {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := len(w.seen) - 1; i >= 0; i-- {
+		if a := w.seen[i]; a.instance == service || strings.HasPrefix(a.instance, service+"-") {
+			return a
+		}
+	}
+	return arrival{}
 }
 
 // checkBudget fails the test unless the request a carried a budget header
@@ -203,10 +272,14 @@ func TestStep1OrderServiceHonoursTheCallersBudget(t *testing.T) {
 		_, err := placeWithHeader(context.Background(), sys, strconv.Itoa(int(callers.Milliseconds())))
 		took := time.Since(began)
 		if took > callers+slack || took < callers-slack || !errors.Is(err, fooddelivery.ErrTimeout) {
+			hint := lostDeadline(took)
+			if hint == "" {
+				hint = " Read the header in your Middleware and put that deadline on the request's context."
+			}
 			t.Fatalf("step 1: the caller sent %s: %d and payment hung; the order service answered after %v with %v.\n"+
 				"It must work for the caller's %v and no longer (its own %v is only for callers that send no budget), "+
-				"then answer 504 (a timeout). Read the header in your Middleware and put that deadline on the request's context.",
-				fooddelivery.HeaderTimeoutMs, callers.Milliseconds(), took, err, callers, own)
+				"then answer 504 (a timeout).%s",
+				fooddelivery.HeaderTimeoutMs, callers.Milliseconds(), took, err, callers, own, hint)
 		}
 	})
 }
@@ -215,8 +288,18 @@ func TestStep1NoHeaderMeansTheServicesOwnBudget(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 1, Stuck: "PlaceOrder was still waiting for the hanging payment service"}, func(t *testing.T) {
 		w := &wire{}
 		sys := start(t, w)
-		placed, err := placeWithHeader(context.Background(), sys, "")
-		require.NoError(t, err, "step 1: a caller that sends no budget must get the service's own %v, yet a healthy checkout failed", own)
+		// A gateway whose context has no deadline has no budget to send.
+		sent := &wire{}
+		wrap := func(rt http.RoundTripper) http.RoundTripper { return deadlines.Transport(rt, hop) }
+		placed, err := gatewayWith(t, sys, sent, wrap).PlaceOrder(context.Background(), "alice", pizza)
+		atOrder, _ := sent.first("order")
+		if err != nil || atOrder.sent {
+			got := header(atOrder)
+			t.Fatalf("step 1: the gateway's context has no deadline; your Transport sent %s and the healthy checkout "+
+				"ended with %s.\nWith no deadline there is nothing to send: your Transport passes the request on unchanged "+
+				"(check the ok of req.Context().Deadline()), and the order service then works within its own %v.",
+				got, outcome(err), own)
+		}
 		assert.Equal(t, 1, sys.Ledger.ChargesFor(placed.ID), "step 1: the order is charged exactly once")
 		atPayment, _ := w.first("payment")
 		checkBudget(t, "the payment service", atPayment, atPayment.at, atPayment.at.Add(own-hop),
@@ -228,34 +311,122 @@ func TestStep1NoHeaderMeansTheServicesOwnBudget(t *testing.T) {
 		took := time.Since(began)
 		if took > own+slack || took < own-slack || !errors.Is(err, fooddelivery.ErrTimeout) {
 			t.Fatalf("step 1: the caller sent no budget and payment hung; the order service answered after %v with %v. "+
-				"Without a header it must work for its own %v, then answer 504 (a timeout).", took, err, own)
+				"Without a header it must work for its own %v, then answer 504 (a timeout).%s", took, err, own, lostDeadline(took))
+		}
+	})
+}
+
+func TestStep1OtherSettingsAreHonoured(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		// Another service's settings: a 3s budget of its own, 80ms per hop.
+		const own, need, hop = 3 * time.Second, 400 * time.Millisecond, 80 * time.Millisecond
+		w, sent := &wire{}, &wire{}
+		sys := startWith(t, w, 0, own, need, hop)
+		wrap := func(rt http.RoundTripper) http.RoundTripper { return deadlines.Transport(rt, hop) }
+
+		ctx, cancel := context.WithTimeout(context.Background(), budget)
+		defer cancel()
+		_, err := gatewayWith(t, sys, sent, wrap).PlaceOrder(ctx, "alice", pizza)
+		atOrder, _ := sent.first("order")
+		want := strconv.FormatInt((budget - hop).Milliseconds(), 10)
+		if err != nil || atOrder.value != want {
+			t.Fatalf("step 1: with Transport(base, %v) and a %v budget, the gateway sent %s and the healthy "+
+				"checkout ended with %s. It must send %s: %s: %v less the hop allowance you were given, not the lab's 50ms.",
+				hop, budget, header(atOrder), outcome(err), fooddelivery.HeaderTimeoutMs, want, budget)
+		}
+
+		_, err = placeWithHeader(context.Background(), sys, "")
+		atPayment := w.last("payment")
+		want = strconv.FormatInt((own - hop).Milliseconds(), 10)
+		if err != nil || atPayment.value != want {
+			t.Fatalf("step 1: with Middleware(%v, %v) and Transport(base, %v), a caller that sent no budget got %s, and "+
+				"payment received %s. It must receive %s: %s: the service's own %v less one hop. Use the own and hop "+
+				"arguments, not the lab's 10s and 50ms.",
+				own, need, hop, outcome(err), header(atPayment), fooddelivery.HeaderTimeoutMs, want, own)
+		}
+	})
+}
+
+func TestStep1TransportWritesOnACopy(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		const left = time.Second + 500*time.Microsecond
+		var sent *http.Request
+		rt := deadlines.Transport(baseFunc(func(r *http.Request) (*http.Response, error) {
+			sent = r
+			return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+		}), hop)
+		ctx, cancel := context.WithTimeout(context.Background(), left)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, memnet.ServiceURL("menu")+"/restaurants/r1/menu", nil)
+		require.NoError(t, err, "step 1: building the test's request")
+
+		resp, err := rt.RoundTrip(req)
+		if err != nil || sent == nil {
+			t.Fatalf("step 1: called directly with %v left, your Transport returned %v without handing the request "+
+				"to base (sent: %t). With more than the %v hop allowance left, the request goes out.", left, err, sent != nil, hop)
+		}
+		resp.Body.Close()
+		const want = "950"
+		if got, ok := sent.Header[http.CanonicalHeaderKey(fooddelivery.HeaderTimeoutMs)]; !ok {
+			t.Fatalf("step 1: called directly with %v left and a %v hop allowance, your Transport wrote no %s header; "+
+				"it must write %q (see the first test of this step).", left, hop, fooddelivery.HeaderTimeoutMs, want)
+		} else if strings.Join(got, ",") != want {
+			t.Fatalf("step 1: called directly with %v left and a %v hop allowance, your Transport wrote %s: %q; it must "+
+				"write %q: whole milliseconds, rounded down (rounding up promises the callee time the caller does not have).",
+				left, hop, fooddelivery.HeaderTimeoutMs, strings.Join(got, ","), want)
+		}
+		if v, ok := req.Header[http.CanonicalHeaderKey(fooddelivery.HeaderTimeoutMs)]; ok || sent == req {
+			t.Fatalf("step 1: after RoundTrip, the caller's own request carries %s: %q. A RoundTripper must not modify "+
+				"the request it is given (its caller may reuse it, or still read it): set the header on "+
+				"req.Clone(req.Context()) and send that.", fooddelivery.HeaderTimeoutMs, strings.Join(v, ","))
+		}
+		cancel() // the caller gives up
+		if sent.Context().Err() == nil {
+			t.Fatalf("step 1: the caller cancelled its context, but the request your Transport handed to base was not " +
+				"cancelled: it does not carry the caller's context, so a caller who gives up cannot stop the call. " +
+				"Copy the request with req.Clone(req.Context()), not http.NewRequest or a clone with context.Background().")
 		}
 	})
 }
 
 func TestStep2TooShortBudgetFailsFast(t *testing.T) {
-	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
-		const callers = 100 * time.Millisecond
-		sys := start(t, nil)
-		require.NoError(t, sys.Faults.Set("menu", "GET /restaurants/{id}/menu", faults.Fault{Latency: 300 * time.Millisecond}))
+	cases := []struct {
+		name    string
+		callers time.Duration
+		need    time.Duration // the need the order service is built with
+		note    string
+	}{
+		{"100ms of 250ms", 100 * time.Millisecond, need, ""},
+		{"nothing left", 0, need, ` "0" is a budget of nothing, not a missing header: it is below need like any other.`},
+		{"300ms of 400ms", 300 * time.Millisecond, 400 * time.Millisecond,
+			" This order service was built with Middleware(own, 400ms): compare with the need argument, not the lab's 250ms."},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+				sys := startWith(t, nil, 0, own, c.need, hop)
+				require.NoError(t, sys.Faults.Set("menu", "GET /restaurants/{id}/menu", faults.Fault{Latency: 300 * time.Millisecond}))
 
-		began := time.Now()
-		_, err := placeWithHeader(context.Background(), sys, strconv.Itoa(int(callers.Milliseconds())))
-		took := time.Since(began)
-		menus, charges := menuCalls(sys), sys.Ledger.Total()
-		if err == nil || menus > 0 || charges > 0 || took > 0 {
-			t.Fatalf("step 2: the caller left %v for a checkout that needs at least %v; the order service answered after %v with %s, "+
-				"having sent %d request(s) to the menu service and executed %d charge(s).\n"+
-				"Work that cannot finish in time is load nobody benefits from: check the budget before calling next, "+
-				"and answer 504 at once, without a single downstream call.", callers, need, took, outcome(err), menus, charges)
-		}
-		var ce *fooddelivery.CallError
-		if !errors.As(err, &ce) || ce.Status != http.StatusGatewayTimeout || ce.Code != budgetTooShort || !ce.DontRetry {
-			t.Fatalf("step 2: the caller left %v for a checkout that needs at least %v; the order service answered at once, "+
-				"but with %s.\nA budget too short for the work is answered 504 Gateway Timeout with error code %q and %s: 1 "+
-				"(a retry would arrive with even less time left).", callers, need, describe(err), budgetTooShort, fooddelivery.HeaderDontRetry)
-		}
-	})
+				began := time.Now()
+				_, err := placeWithHeader(context.Background(), sys, strconv.Itoa(int(c.callers.Milliseconds())))
+				took := time.Since(began)
+				menus, charges := menuCalls(sys), sys.Ledger.Total()
+				if err == nil || menus > 0 || charges > 0 || took > 0 {
+					t.Fatalf("step 2: the caller sent %s: %d, leaving %v for a checkout that needs at least %v; the order service "+
+						"answered after %v with %s, having sent %d request(s) to the menu service and executed %d charge(s).\n"+
+						"Work that cannot finish in time is load nobody benefits from: check the budget before calling next, "+
+						"and answer 504 at once, without a single downstream call.%s",
+						fooddelivery.HeaderTimeoutMs, c.callers.Milliseconds(), c.callers, c.need, took, outcome(err), menus, charges, c.note)
+				}
+				var ce *fooddelivery.CallError
+				if !errors.As(err, &ce) || ce.Status != http.StatusGatewayTimeout || ce.Code != budgetTooShort || !ce.DontRetry {
+					t.Fatalf("step 2: the caller left %v for a checkout that needs at least %v; the order service answered at once, "+
+						"but with %s.\nA budget too short for the work is answered 504 Gateway Timeout with error code %q and %s: 1 "+
+						"(a retry would arrive with even less time left).", c.callers, c.need, describe(err), budgetTooShort, fooddelivery.HeaderDontRetry)
+				}
+			})
+		})
+	}
 }
 
 // budgetTooShort is the error code of the answer to a budget below need.
@@ -306,26 +477,51 @@ func TestStep2NothingLeftIsNotSent(t *testing.T) {
 
 		ctx, cancel := context.WithTimeout(context.Background(), left)
 		defer cancel()
+		sent := &wire{}
+		wrap := func(rt http.RoundTripper) http.RoundTripper { return deadlines.Transport(rt, hop) }
 		began := time.Now()
-		_, err := gateway(t, sys).PlaceOrder(ctx, "alice", pizza)
+		_, err := gatewayWith(t, sys, sent, wrap).PlaceOrder(ctx, "alice", pizza)
 		took := time.Since(began)
-		received := sys.Metrics.Route("order", "POST /orders").Received.Load()
-		if err == nil || received > 0 || took > 0 {
-			t.Fatalf("step 2: the gateway had %v left, less than the %v a hop takes; its request still went out "+
-				"(the order service received %d) and the gateway waited %v for %s.\n"+
-				"A request that cannot arrive in time is not sent: your Transport fails at once with an error "+
-				"wrapping context.DeadlineExceeded.", left, hop, received, took, outcome(err))
+		atOrder, reached := sent.first("order")
+		if err == nil || reached || took > 0 {
+			got := "was not sent"
+			if reached {
+				got = "still went out with " + header(atOrder)
+			}
+			t.Fatalf("step 2: the gateway had %v left, less than the %v a hop takes; its request %s, and the gateway "+
+				"waited %v for %s.\nA request that cannot arrive in time is not sent at all (not even to be refused): "+
+				"your Transport fails at once with an error wrapping context.DeadlineExceeded.", left, hop, got, took, outcome(err))
 		}
 		if !errors.Is(err, fooddelivery.ErrTimeout) {
 			t.Fatalf("step 2: the gateway had %v left and its request was rightly not sent, but PlaceOrder returned %v, "+
 				"which is not a timeout. Wrap context.DeadlineExceeded in the error your Transport returns (%%w).", left, err)
 		}
+
+		// The same, with your Transport called directly and a request body.
+		var called bool
+		rt := deadlines.Transport(baseFunc(func(r *http.Request) (*http.Response, error) {
+			called = true
+			return nil, errors.New("the test's base transport was called")
+		}), hop)
+		ctx, cancel = context.WithTimeout(context.Background(), left)
+		defer cancel()
+		body := &closeRecorder{Reader: strings.NewReader(`{"card":"tok_visa"}`)}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, memnet.ServiceURL("payment")+"/charges", body)
+		require.NoError(t, err, "step 2: building the test's request")
+		_, err = rt.RoundTrip(req)
+		if called || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("step 2: called directly with %v left, your Transport handed the request to base: %t, and returned %v. "+
+				"It must return an error wrapping context.DeadlineExceeded without calling base.", left, called, err)
+		}
+		if !body.closed {
+			t.Fatalf("step 2: called directly with %v left, your Transport rightly did not send a POST, but left its body "+
+				"open. A RoundTripper always closes the request body, even when it fails without sending: close req.Body "+
+				"when it is not nil.", left)
+		}
 	})
 }
 
-// gaveUp runs one checkout through gateway with ctx, which the caller
-// abandons, waits until the order service has finished whatever it still
-// does, and reports what happened after the caller left.
+// afterLeaving is what the order service did after its caller left.
 type afterLeaving struct {
 	wasted       time.Duration // order's time spent on calls after the caller left
 	startedAfter int64         // calls the order service started after the caller left
@@ -333,8 +529,11 @@ type afterLeaving struct {
 	payments     int64         // requests that reached payment
 }
 
-func checkoutAbandoned(t *testing.T, sys *system.System, ctx context.Context) afterLeaving {
-	gateway(t, sys).PlaceOrder(ctx, "alice", pizza)
+// checkoutAbandoned runs one checkout through caller with ctx, which the
+// caller abandons, waits until the order service has finished whatever it
+// still does, and reports what happened after the caller left.
+func checkoutAbandoned(t *testing.T, sys *system.System, caller *order.Client, ctx context.Context) afterLeaving {
+	caller.PlaceOrder(ctx, "alice", pizza)
 	time.Sleep(own + time.Second) // whatever the order service still does ends by then
 	stats := sys.Metrics.Route("order", "POST /orders")
 	return afterLeaving{
@@ -354,13 +553,35 @@ func TestStep3CallerWhoHangsUpStopsTheCheckout(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), own)
 		defer cancel()
 		time.AfterFunc(userLeaves, cancel) // the user closes the app
-		got := checkoutAbandoned(t, sys, ctx)
+		got := checkoutAbandoned(t, sys, gateway(t, sys), ctx)
 		if got.wasted > 10*time.Millisecond || got.startedAfter > 0 || got.charges > 0 {
 			t.Fatalf("step 3: the caller hung up %v into the checkout while the menu service took %v; the order service then "+
 				"spent %v more on calls nobody waited for, started %d call(s) after the caller left, and executed %d charge(s).\n"+
 				"When the caller goes, its work must stop: derive the request's deadline from r.Context() (net/http cancels it "+
 				"when the caller hangs up), and send every outgoing request with the context it was given.",
 				userLeaves, menuTakes, got.wasted, got.startedAfter, got.charges)
+		}
+	})
+}
+
+func TestStep3CallerWithoutBudgetWhoHangsUp(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		const menuTakes, userLeaves = 3 * time.Second, 500 * time.Millisecond
+		sys := start(t, nil)
+		require.NoError(t, sys.Faults.Set("menu", "GET /restaurants/{id}/menu", faults.Fault{Latency: menuTakes}))
+
+		// A caller without your Transport and without a deadline: it sends
+		// no budget, and hangs up.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		time.AfterFunc(userLeaves, cancel)
+		got := checkoutAbandoned(t, sys, gatewayWith(t, sys, nil, nil), ctx)
+		if got.wasted > 10*time.Millisecond || got.startedAfter > 0 || got.charges > 0 {
+			t.Fatalf("step 3: a caller that sends no budget hung up %v into the checkout while the menu service took %v; "+
+				"the order service then spent %v more on calls nobody waited for, started %d call(s) after the caller left, "+
+				"and executed %d charge(s).\nWithout a header the order service uses its own %v, but the request is still "+
+				"its caller's: derive that deadline from r.Context() too, never from context.WithoutCancel.",
+				userLeaves, menuTakes, got.wasted, got.startedAfter, got.charges, own)
 		}
 	})
 }
@@ -373,7 +594,7 @@ func TestStep3ExpiredBudgetStopsTheCheckout(t *testing.T) {
 
 		ctx, cancel := context.WithTimeout(context.Background(), budget)
 		defer cancel()
-		got := checkoutAbandoned(t, sys, ctx)
+		got := checkoutAbandoned(t, sys, gateway(t, sys), ctx)
 		if got.wasted > 10*time.Millisecond || got.startedAfter > 0 || got.charges > 0 || got.payments > 0 {
 			t.Fatalf("step 3: the gateway gave up after its %v budget while the menu service took %v; the order service then "+
 				"spent %v more on calls nobody waited for, started %d call(s) after the gateway left, and executed %d charge(s) "+
@@ -384,12 +605,21 @@ func TestStep3ExpiredBudgetStopsTheCheckout(t *testing.T) {
 }
 
 func TestStep4BadBudgetsAreNeverTrusted(t *testing.T) {
-	cases := []struct{ name, value string }{
-		{"not a number", "soon"},
-		{"negative", "-1500"},
-		{"an hour", "3600000"},
-		{"beyond int64", "99999999999999999999"},
-		{"int64 max, overflows as a duration", "9223372036854775807"},
+	cases := []struct{ name, value, note string }{
+		{"not a number", "soon", ""},
+		{"negative", "-1500", ""},
+		{"an hour", "3600000", ""},
+		{"beyond int64", "99999999999999999999", ""},
+		{"int64 max, overflows as a duration", "9223372036854775807", ""},
+		{"wraps to a tiny positive duration", "18446744073710",
+			" Times time.Millisecond, these 14 digits wrap around to +448µs: checking the sign after the multiplication " +
+				"is not enough. Reject more than 8 digits before converting."},
+		{"with a plus sign", "+1500",
+			" strconv.ParseInt accepts the sign; the wire format does not (digits only). Check every byte is a digit " +
+				"before parsing."},
+		{"twelve digits with leading zeros", "000000001500",
+			" That is 12 digits, more than the 8 the wire allows, even though the number is small: count the " +
+				"characters, not the value."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -400,8 +630,8 @@ func TestStep4BadBudgetsAreNeverTrusted(t *testing.T) {
 				if err != nil {
 					t.Fatalf("step 4: the caller sent %s: %q and the healthy checkout failed: %v.\n"+
 						"A value you cannot trust is ignored (or clamped): the service falls back to its own %v budget "+
-						"and works as usual. It must never crash or turn into an expired deadline.",
-						fooddelivery.HeaderTimeoutMs, c.value, err, own)
+						"and works as usual. It must never crash or turn into an expired deadline.%s",
+						fooddelivery.HeaderTimeoutMs, c.value, err, own, c.note)
 				}
 				assert.Equal(t, 1, sys.Ledger.ChargesFor(placed.ID), "step 4: the order is charged exactly once")
 				atPayment, ok := w.first("payment")
@@ -415,7 +645,7 @@ func TestStep4BadBudgetsAreNeverTrusted(t *testing.T) {
 				if err != nil || passed > own-hop || passed < own-hop-slack {
 					t.Fatalf("step 4: the caller sent %s: %q; the order service passed %q on to payment. "+
 						"It must fall back to its own %v budget (clamp or ignore the value, never let it extend anything), "+
-						"and pass on %v less the hop allowance.", fooddelivery.HeaderTimeoutMs, c.value, atPayment.value, own, own)
+						"and pass on %v less the hop allowance.%s", fooddelivery.HeaderTimeoutMs, c.value, atPayment.value, own, own, c.note)
 				}
 
 				require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Hang: hang}))
