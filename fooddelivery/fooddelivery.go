@@ -66,8 +66,10 @@ var (
 	// ErrNotFound: the named thing does not exist (HTTP 404).
 	ErrNotFound = errors.New("not found")
 
-	// ErrUnauthorized: the auth check denied the request, or could not be
-	// made (the system fails closed).
+	// ErrUnauthorized: the auth check refused the request (a bad or unknown
+	// token; HTTP 401 or 403). It is a verdict: an Authorizer that could
+	// not make the check returns another error (ErrUnavailable,
+	// ErrTimeout), and the caller must deny then too (fail closed).
 	ErrUnauthorized = errors.New("unauthorized")
 
 	// ErrCircuitOpen: a circuit breaker refused the call without sending it

@@ -13,6 +13,11 @@ const (
 	CodeDegraded   = "DEGRADED"    // reduced functionality (popular dishes instead of personal picks)
 	CodeDeferred   = "DEFERRED"    // accepted now, done later (a review published when the store is back)
 	CodeNotCharged = "NOT_CHARGED" // a clear failure: the order was not placed and nothing was charged
+	// CodeNotConfirmed: a clear failure whose outcome is unknown. The
+	// gateway stopped waiting (a timeout), so the order may still have been
+	// placed and charged; the customer should check their orders before
+	// trying again. Idempotency keys (lab 08) turn this into a safe retry.
+	CodeNotConfirmed = "NOT_CONFIRMED"
 )
 
 // FallbackError is the error a dependency wrapper returns when a fallback
@@ -30,15 +35,16 @@ const (
 // see a non-nil error and treat the call as failed, the safe default.
 type FallbackError struct {
 	// Code is the extensions.code the gateway reports: CodeStale,
-	// CodeEstimated, CodeDegraded, CodeDeferred, CodeNotCharged, or a code
-	// of your own.
+	// CodeEstimated, CodeDegraded, CodeDeferred, CodeNotCharged,
+	// CodeNotConfirmed, or a code of your own.
 	Code string
 	// Message is for the end user: what they got instead and what to do,
 	// for example "menu from 2 minutes ago; prices are confirmed at
 	// checkout". "" means a message derived from Err.
 	Message string
 	// Err is the failure the fallback covered (a timeout, an unavailable
-	// service); nil when the fallback was forced (a game day).
+	// service), or fooddelivery.ErrForced when a game day forced the
+	// fallback. nil is allowed (the message then stands alone).
 	Err error
 }
 

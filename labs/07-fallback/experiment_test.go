@@ -2,7 +2,9 @@ package fallback_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -25,12 +27,41 @@ const (
 	expCheckouts     = 30
 	expCheckoutEvery = 300 * time.Millisecond
 	expAuthRequests  = 20
+
+	defaultReadBudget = 300 * time.Millisecond // the bands assume fallback.ReadBudget is this
 )
 
+// experimentCold skips the warm-up view, so the gateway's caches start
+// empty:
+//
+//	go test -v -run Experiment ./labs/07-fallback/ -args -cold
+//
+// The pass/fail bands only apply to a warm start with ReadBudget = 300ms;
+// otherwise the table is for you to read.
+var experimentCold = flag.Bool("cold", false, "lab 07 experiment: no warm-up view, so every cache starts empty")
+
 type outageResult struct {
-	views, rendered        int // views answered within pageLimit with every restaurant and menu
+	views, rendered        int             // views answered within pageLimit with every restaurant and menu
+	lateAnonymous          int             // views over pageLimit from anonymous visitors (recommendations from Popular)
+	lateSignedIn           int             // views over pageLimit from alice (recommendations from Recommendations)
+	noRestaurants, noMenu  int             // views in time without the restaurant list, or without some menu
+	withRecs               int             // views that showed recommendations (personal or popular)
+	pageTimes              []time.Duration // every view's time
 	checkouts              int
-	placed, refusedClearly int // checkouts answered within checkoutLimit: placed at the confirmed price; refused with NOT_CHARGED
+	placed                 int // answered within checkoutLimit, placed at the confirmed price
+	notCharged, notConfirm int // answered within checkoutLimit with NOT_CHARGED, with NOT_CONFIRMED
+}
+
+func (r outageResult) answered() int { return r.placed + r.notCharged + r.notConfirm }
+
+// percentile returns the p-th percentile (0 < p <= 100) of ds, 0 for none.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(ds))
+	i := int(float64(len(s))*p/100+0.999999) - 1
+	return s[max(0, min(i, len(s)-1))]
 }
 
 // runOutage starts a system with cfg, warms it up, then takes down menu-1
@@ -40,7 +71,9 @@ type outageResult struct {
 func runOutage(t *testing.T, cfg system.Config) outageResult {
 	sys := labtest.StartSystem(t, cfg)
 	l := &lab{sys: sys}
-	l.warm(t, 9)
+	if !*experimentCold {
+		l.warm(t, 9)
+	}
 	require.NoError(t, sys.Faults.Set("menu-1", "", faults.Fault{Hang: hang}))
 	require.NoError(t, sys.Faults.Set("courier", etaRoute, faults.Fault{Hang: hang}))
 	require.NoError(t, sys.Faults.Set("menu", recsRoute, faults.Fault{Status: 503}))
@@ -65,7 +98,9 @@ func runOutage(t *testing.T, cfg system.Config) outageResult {
 				case resp.Decode(&p) == nil && p.PlaceOrder != nil && p.PlaceOrder.TotalCents == 2*1150:
 					r.placed++
 				case codeAt(resp, "placeOrder") == gateway.CodeNotCharged:
-					r.refusedClearly++
+					r.notCharged++
+				case codeAt(resp, "placeOrder") == gateway.CodeNotConfirmed:
+					r.notConfirm++
 				}
 			})
 			time.Sleep(expCheckoutEvery)
@@ -81,14 +116,28 @@ func runOutage(t *testing.T, cfg system.Config) outageResult {
 			resp, _, err := sys.GraphQL(context.Background(), token, homeQuery, nil)
 			took := time.Since(began)
 			var v homeView
-			ok := err == nil && resp.Decode(&v) == nil && took <= pageLimit && v.Home != nil && len(v.Home.Restaurants) == 6
-			for j := 0; ok && j < len(v.Home.Restaurants); j++ {
-				ok = len(v.Home.Restaurants[j].Menu) > 0
+			listed := err == nil && resp.Decode(&v) == nil && v.Home != nil && len(v.Home.Restaurants) == 6
+			menus := listed
+			for j := 0; menus && j < len(v.Home.Restaurants); j++ {
+				menus = len(v.Home.Restaurants[j].Menu) > 0
 			}
 			mu.Lock()
 			defer mu.Unlock()
 			r.views++
-			if ok {
+			r.pageTimes = append(r.pageTimes, took)
+			if listed && len(v.Home.Recommendations) > 0 {
+				r.withRecs++
+			}
+			switch {
+			case took > pageLimit && token == "":
+				r.lateAnonymous++
+			case took > pageLimit:
+				r.lateSignedIn++
+			case !listed:
+				r.noRestaurants++
+			case !menus:
+				r.noMenu++
+			default:
 				r.rendered++
 			}
 		})
@@ -140,32 +189,46 @@ func TestStep9Experiment(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 9, Leak: publisherLeak}, func(t *testing.T) { fbThrough = runAuthDown(t, yours()) })
 
 	t.Logf("step 9: menu-1 hangs (one replica of three), the courier's ETA endpoint hangs, recommendations answer 503")
+	if *experimentCold {
+		t.Logf("step 9: -cold: no warm-up view, every cache starts empty")
+	}
 	t.Logf("%-40s %16s %16s", "", "no fallbacks", "your fallbacks")
 	t.Logf("%-40s %9d %5.1f%% %9d %5.1f%%   (target: at least 99%%)", "home-page views rendered within "+pageLimit.String(),
 		naive.rendered, pct(naive.rendered, naive.views), fb.rendered, pct(fb.rendered, fb.views))
-	answered := func(r outageResult) int { return r.placed + r.refusedClearly }
+	t.Logf("%-40s %16d %16d", "  showing recommendations", naive.withRecs, fb.withRecs)
+	t.Logf("%-40s %16v %16v", "  page time, median", percentile(naive.pageTimes, 50), percentile(fb.pageTimes, 50))
+	t.Logf("%-40s %16v %16v", "  page time, 99th percentile", percentile(naive.pageTimes, 99), percentile(fb.pageTimes, 99))
 	t.Logf("%-40s %9d %5.1f%% %9d %5.1f%%   (target: all)", "checkouts answered within "+checkoutLimit.String()+":",
-		answered(naive), pct(answered(naive), naive.checkouts), answered(fb), pct(answered(fb), fb.checkouts))
+		naive.answered(), pct(naive.answered(), naive.checkouts), fb.answered(), pct(fb.answered(), fb.checkouts))
 	t.Logf("%-40s %16d %16d", "  placed at the confirmed price", naive.placed, fb.placed)
-	t.Logf("%-40s %16d %16d", "  refused clearly ("+gateway.CodeNotCharged+")", naive.refusedClearly, fb.refusedClearly)
-	t.Logf("%-40s %16d %16d", "  late, or failed with an unclear error", naive.checkouts-answered(naive), fb.checkouts-answered(fb))
+	t.Logf("%-40s %16d %16d", "  not placed, not charged ("+gateway.CodeNotCharged+")", naive.notCharged, fb.notCharged)
+	t.Logf("%-40s %16d %16d", "  could not confirm ("+gateway.CodeNotConfirmed+")", naive.notConfirm, fb.notConfirm)
+	t.Logf("%-40s %16d %16d", "  late, or failed with an unclear error", naive.checkouts-naive.answered(), fb.checkouts-fb.answered())
 	t.Logf("step 9: the auth service answers 503; %d orders, half of them with a token auth never issued", expAuthRequests)
 	t.Logf("%-40s %16s %16d   (target: none)", "requests let through to the order service", "fail open: "+fmt.Sprint(naiveThrough), fbThrough)
 
-	if naive.rendered > naive.views/2 || answered(naive) == naive.checkouts || naiveThrough == 0 {
+	if *experimentCold || fallback.ReadBudget != defaultReadBudget {
+		t.Skipf("step 9: the bands are for a warm start with ReadBudget = %v; with -cold=%v and ReadBudget = %v the table is for you to read",
+			defaultReadBudget, *experimentCold, fallback.ReadBudget)
+	}
+	if naive.rendered > naive.views/2 || naive.answered() == naive.checkouts || naiveThrough == 0 {
 		t.Errorf("step 9: the naive side did not fail as the story says (%d of %d views rendered, %d of %d checkouts answered "+
 			"in time, %d requests let through): did the system or the faults change?",
-			naive.rendered, naive.views, answered(naive), naive.checkouts, naiveThrough)
+			naive.rendered, naive.views, naive.answered(), naive.checkouts, naiveThrough)
 	}
 	if 100*fb.rendered < 99*fb.views {
 		t.Errorf("step 9: with your fallbacks %d of %d home-page views (%.1f%%) rendered within %v with every restaurant and "+
-			"menu; the target is at least 99%%. Finish steps 1-3.", fb.rendered, fb.views, pct(fb.rendered, fb.views), pageLimit)
+			"a menu for each; the target is at least 99%%. Late: %d anonymous views (their recommendations come from Popular) "+
+			"and %d signed-in ones (from Recommendations); in time but without the restaurant list: %d, without some menu: %d. "+
+			"A late view waited on a call with no budget: Restaurants, Menu and ETA on every view, Popular or Recommendations "+
+			"by visitor; see steps 1-3.", fb.rendered, fb.views, pct(fb.rendered, fb.views), pageLimit,
+			fb.lateAnonymous, fb.lateSignedIn, fb.noRestaurants, fb.noMenu)
 	}
-	if answered(fb) != fb.checkouts {
-		t.Errorf("step 9: with your fallbacks %d of %d checkouts were placed at the confirmed price and %d refused clearly "+
-			"with %s within %v; the other %d were late or failed with an unclear error. Every checkout must be one or the "+
-			"other, in time: see step 5.", fb.placed, fb.checkouts, fb.refusedClearly, gateway.CodeNotCharged, checkoutLimit,
-			fb.checkouts-answered(fb))
+	if fb.answered() != fb.checkouts {
+		t.Errorf("step 9: with your fallbacks %d of %d checkouts were placed at the confirmed price, %d answered %s and %d %s "+
+			"within %v; the other %d were late or failed with an unclear error. Every checkout must be one of these, in time: "+
+			"see step 5.", fb.placed, fb.checkouts, fb.notCharged, gateway.CodeNotCharged, fb.notConfirm,
+			gateway.CodeNotConfirmed, checkoutLimit, fb.checkouts-fb.answered())
 	}
 	if fbThrough != 0 {
 		t.Errorf("step 9: with auth down your gateway let %d of %d requests through to the order service; the target is none: see step 6.",

@@ -85,6 +85,8 @@ func (e etaDefault) ETA(ctx context.Context, restaurantID string) (fooddelivery.
 //
 // TODO(step 3): when personal recommendations fail, serve popular dishes,
 // without asking the menu service for them (it may be what failed).
+// Popular reads the menu service too: bound it, and when it fails serve
+// the last popular list it read.
 type popularRecs struct {
 	next    fooddelivery.Recommender
 	gameDay *fooddelivery.GameDay

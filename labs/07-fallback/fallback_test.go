@@ -29,8 +29,10 @@ func TestStep1StaleMenuWhileMenuIsDown(t *testing.T) {
 				l := start(t)
 				before := l.warm(t, 1)
 				l.breakRoutes(t, o.fault, "menu", restaurantsRoute, menuRoute)
+				asked := l.received("menu", restaurantsRoute) + l.received("menu", menuRoute)
 
 				resp, v, took := l.home(t, 1, "")
+				asked = l.received("menu", restaurantsRoute) + l.received("menu", menuRoute) - asked
 				if v.Home == nil || took > pageLimit {
 					t.Fatalf("step 1: the menu service %s; the home page took %v and came back with %s.\n"+
 						"A moment ago the gateway read every restaurant and menu: remember them, and when the menu service "+
@@ -45,6 +47,12 @@ func TestStep1StaleMenuWhileMenuIsDown(t *testing.T) {
 							"Want the last known menu (%d dishes, same prices) marked stale (Menu.Stale = true), "+
 							"so the app can say that prices may have changed.", o.name, r.ID, len(r.Menu), r.MenuStale, len(want.Menu))
 					}
+				}
+				if want := int64(1 + len(v.Home.Restaurants)); asked > want {
+					t.Fatalf("step 1: the menu service %s; one home page sent it %d requests, where one for the list and one "+
+						"per menu make %d. The fallback asked the failed service again: serve the cache instead, the "+
+						"service that just failed is the last one to ask (and each extra call adds its wait to the page).",
+						o.name, asked, want)
 				}
 			})
 		})
@@ -216,6 +224,31 @@ func TestStep3PopularDishesInsteadOfRecommendations(t *testing.T) {
 	}
 }
 
+func TestStep3AnonymousVisitorsGetPopularDishesInTime(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3, Stuck: "the home page was still waiting for the popular list"}, func(t *testing.T) {
+		l := start(t)
+		l.warm(t, 3) // an anonymous view: the gateway has seen the popular list
+		popular := catalogIDs(l.sys.Catalog.Popular())
+		l.breakRoutes(t, hangs.fault, "menu", popularRoute)
+
+		resp, v, took := l.home(t, 3, "")
+		var ids []string
+		if v.Home != nil {
+			ids = dishIDs(v.Home.Recommendations)
+		}
+		if took > pageLimit || !slices.Equal(ids, popular) {
+			t.Fatalf("step 3: the menu service's popular list hangs; an anonymous visitor's home page (whose "+
+				"recommendations come from Popular) took %v and showed %v (%s); want the popular dishes %v within %v. "+
+				"Popular is a read like the others: bound it with fallback.ReadBudget, and when it fails serve the last "+
+				"popular list you kept.", took, ids, summary(resp), popular, pageLimit)
+		}
+	})
+}
+
+// storeDownAfter is how long the review store stays down after a review
+// was deferred, so that the publisher's first attempts meet it down.
+const storeDownAfter = 3 * time.Second
+
 func TestStep4ReviewAcceptedWhileStoreIsDown(t *testing.T) {
 	for _, o := range []outage{answers503, hangs} {
 		t.Run("store "+o.name, func(t *testing.T) {
@@ -232,12 +265,18 @@ func TestStep4ReviewAcceptedWhileStoreIsDown(t *testing.T) {
 				}
 				require.Zero(t, l.sys.Reviews.Len(), "step 4: the store was down, so nothing can be stored yet")
 
+				time.Sleep(storeDownAfter) // the publisher meets the store down too
 				l.sys.Faults.ClearAll()
 				time.Sleep(publishWithin)
-				if n := l.reviewsWithText(system.SampleRestaurant, text); n != 1 {
-					t.Fatalf("step 4: %v after the review store came back, the accepted review had been stored %d times; "+
-						"want exactly once. Publish deferred reviews from a goroutine that tries again every second or so.",
-						publishWithin, n)
+				if n := l.reviewsWithText(system.SampleRestaurant, text); n == 0 {
+					t.Fatalf("step 4: the review store %s for %v more after the review was accepted; %v after it came back, "+
+						"the review had not been stored. Publish deferred reviews from a goroutine that tries again every "+
+						"second or so, each attempt bounded by fallback.WriteBudget (an attempt that waits on a hanging "+
+						"store holds up every review behind it).", o.name, storeDownAfter, publishWithin)
+				} else if n > 1 {
+					t.Fatalf("step 4: the review store %s for %v more after the review was accepted; %v after it came back, "+
+						"the review had been stored %d times; want exactly once. Only one goroutine may publish, and a "+
+						"review leaves the queue as soon as the store took it.", o.name, storeDownAfter, publishWithin, n)
 				}
 				time.Sleep(time.Minute)
 				if n := l.reviewsWithText(system.SampleRestaurant, text); n != 1 {
@@ -297,15 +336,27 @@ func TestStep4RefusedReviewIsNotDeferred(t *testing.T) {
 	})
 }
 
+// What a clear checkout failure must say, by code (README step 5); the
+// words are checked case-insensitively.
+var mustSay = map[string][]string{
+	gateway.CodeNotCharged:   {"not placed", "not charged", "try again"},
+	gateway.CodeNotConfirmed: {"could not confirm", "check your orders"},
+}
+
 func TestStep5CheckoutFailsFastAndClearly(t *testing.T) {
 	cases := []struct {
 		name           string
 		service, route string
 		fault          faults.Fault
+		want           string // the code, and why it is that one
+		why            string
 	}{
-		{"payment hangs", "payment", chargesRoute, hangs.fault},
-		{"payment refuses connections", "payment", "", faults.Fault{Connect: memnet.Refused}},
-		{"the menu service hangs, so prices cannot be confirmed", "menu", menuRoute, hangs.fault},
+		{"payment hangs", "payment", chargesRoute, hangs.fault, gateway.CodeNotConfirmed,
+			"the gateway stopped waiting (fooddelivery.ErrTimeout), so it cannot know whether the card was charged"},
+		{"payment refuses connections", "payment", "", faults.Fault{Connect: memnet.Refused}, gateway.CodeNotCharged,
+			"the order service answered that payment was unavailable (fooddelivery.ErrUnavailable): no charge was made"},
+		{"the menu service hangs, so prices cannot be confirmed", "menu", menuRoute, hangs.fault, gateway.CodeNotConfirmed,
+			"the gateway stopped waiting (fooddelivery.ErrTimeout); from where it stands the order's fate is unknown"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -315,16 +366,39 @@ func TestStep5CheckoutFailsFastAndClearly(t *testing.T) {
 
 				resp, p, took := l.placeOrder(t, 5, alice, "tok_visa")
 				require.Nil(t, p.PlaceOrder, "step 5: %s, so no order can be placed", c.name)
-				if code := codeAt(resp, "placeOrder"); took > checkoutLimit || code != gateway.CodeNotCharged {
+				if code := codeAt(resp, "placeOrder"); took > checkoutLimit || code != c.want {
 					t.Fatalf("step 5: %s; placeOrder answered after %v with code %s. A customer at checkout needs a fast, "+
-						"clear answer within %v: bound the call with fallback.CheckoutBudget and, when the order cannot be "+
-						"placed because something is down, answer code %s with a message that says the card was not "+
-						"charged and to try again later.", c.name, took, code, checkoutLimit, gateway.CodeNotCharged)
+						"clear answer within %v: bound the call with fallback.CheckoutBudget and answer code %s: %s.",
+						c.name, took, code, checkoutLimit, c.want, c.why)
+				}
+				msg := strings.ToLower(resp.ErrorAt("placeOrder").Message)
+				for _, words := range mustSay[c.want] {
+					if !strings.Contains(msg, words) {
+						t.Fatalf("step 5: %s; placeOrder answered %s with the message %q, which does not say %q. "+
+							"The customer acts on this message: with %s it must say %s.",
+							c.name, c.want, firstWords(msg, 80), words, c.want, strings.Join(quoted(mustSay[c.want]), ", "))
+					}
 				}
 				require.Zero(t, l.sys.Ledger.Total(), "step 5: %s: nothing may be charged", c.name)
 			})
 		})
 	}
+}
+
+func quoted(ws []string) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = fmt.Sprintf("%q", w)
+	}
+	return out
+}
+
+// firstWords shortens s to about n bytes.
+func firstWords(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 func TestStep5DeclinedCardIsNotAnOutage(t *testing.T) {
@@ -516,9 +590,15 @@ func TestStep8GameDayForcesEveryFallback(t *testing.T) {
 		before := l.calls()
 
 		home, _, _ := l.home(t, 8, alice)
+		anonymous, _, _ := l.home(t, 8, "") // Popular, not Recommendations
 		review, _, _ := l.submitReview(t, 8, alice, system.SampleRestaurant, text)
 		order, _, _ := l.placeOrder(t, 8, alice, "tok_visa")
+		time.Sleep(publishWithin) // the game day goes on: the review publisher must wait too
 		problems := mismatches(home, homeExpectations(gateway.CodeStale, gateway.CodeEstimated, gateway.CodeDegraded))
+		if code := codeAt(anonymous, "home", "recommendations"); code != gateway.CodeStale {
+			problems = append(problems, fmt.Sprintf("an anonymous visitor's home.recommendations (Popular): code %s, want %s "+
+				"(the last popular list, served from memory)", code, gateway.CodeStale))
+		}
 		if code := codeAt(review, "submitReview"); code != gateway.CodeDeferred {
 			problems = append(problems, fmt.Sprintf("submitReview: code %s, want %s", code, gateway.CodeDeferred))
 		}
@@ -528,15 +608,15 @@ func TestStep8GameDayForcesEveryFallback(t *testing.T) {
 		var called []string
 		for dep, n := range l.calls() {
 			if d := n - before[dep]; d > 0 {
-				called = append(called, fmt.Sprintf("%s %d times", dep, d))
+				called = append(called, fmt.Sprintf("%s %d time%s", dep, d, map[bool]string{true: "s"}[d > 1]))
 			}
 		}
 		slices.Sort(called)
 		if len(problems) > 0 || len(called) > 0 {
 			t.Fatalf("step 8: the game-day switch forced every fallback on a healthy system. Fallbacks that did not answer: "+
 				"%s. Calls the gateway still made: %s.\nEach wrapper must check gameDay.Forced(its feature) first and, when "+
-				"forced, answer from its fallback exactly as if the dependency were down, without calling it: that is how "+
-				"you learn before an incident that the fallback works.", orNone(firstFew(problems)), orNone(strings.Join(called, ", ")))
+				"forced, answer from its fallback exactly as if the dependency were down, without calling it (the review "+
+				"publisher too: it waits while reviews are forced): that is how you learn before an incident that the fallback works.", orNone(firstFew(problems)), orNone(strings.Join(called, ", ")))
 		}
 
 		l.gameDay.Release()

@@ -33,8 +33,10 @@ func (q *reviewQueue) stop() {}
 //
 // TODO(step 5): a customer at checkout needs a fast, clear answer. Bound
 // the wait, and when the order service (or the menu or payment service
-// behind it) cannot place the order, say so with code
-// gateway.CodeNotCharged: not placed, not charged, try again later.
+// behind it) cannot place the order, say so: gateway.CodeNotCharged (not
+// placed, not charged, try again) when the work was refused or never
+// sent, gateway.CodeNotConfirmed (could not confirm, check your orders)
+// when somebody stopped waiting and the outcome is unknown.
 type checkout struct {
 	next    fooddelivery.OrderService
 	gameDay *fooddelivery.GameDay

@@ -1,4 +1,4 @@
-// Mutant: checkout answers NOT_CHARGED when the order service fails, but waits for it as long as it takes. Caught by step 5.
+// Mutant: checkout answers NOT_CHARGED or NOT_CONFIRMED when the order service fails, but waits for it as long as it takes. Caught by step 5.
 
 package fallback
 
@@ -105,14 +105,22 @@ func (q *reviewQueue) stop() {
 
 // checkout gives placing an order a budget and turns an outage behind it
 // (the order service, or the menu or payment service it calls) into a
-// fast, clear answer: the order was not placed and nothing was charged.
-// It is true here because the order service charges only after it
-// confirmed the prices, and cancels the charge when the gateway gives up;
-// see NOTES.md for when it would not be.
+// fast, clear answer. What it may tell the customer depends on what it
+// knows: when the call was never made (game day) or a service answered
+// that it could not do the work, the order was not placed and nothing was
+// charged (NOT_CHARGED); when someone stopped waiting (ErrTimeout: our
+// budget ran out, or the order service's own payment call timed out), the
+// order may still have gone through (NOT_CONFIRMED). See NOTES.md.
 type checkout struct {
 	next    fooddelivery.OrderService
 	gameDay *fooddelivery.GameDay
 }
+
+// Messages a customer can act on.
+const (
+	notChargedMessage   = "your order was not placed and your card was not charged: ordering is having trouble right now; please try again in a few minutes"
+	notConfirmedMessage = "we could not confirm your order in time: it may still go through, so check your orders before you try again"
+)
 
 func (c checkout) PlaceOrder(ctx context.Context, user string, in fooddelivery.PlaceOrderInput) (fooddelivery.Order, error) {
 	o, err := call(ctx, c.gameDay, fooddelivery.FeatureCheckout, time.Hour,
@@ -120,8 +128,10 @@ func (c checkout) PlaceOrder(ctx context.Context, user string, in fooddelivery.P
 	if !fallBack(ctx, err) {
 		return o, err // placed, or the order service's own verdict (a declined card, an unknown dish)
 	}
-	return fooddelivery.Order{}, &gateway.FallbackError{Code: gateway.CodeNotCharged, Err: err,
-		Message: "your order was not placed and your card was not charged: ordering is having trouble right now; please try again in a few minutes"}
+	if errors.Is(err, fooddelivery.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
+		return fooddelivery.Order{}, &gateway.FallbackError{Code: gateway.CodeNotConfirmed, Err: err, Message: notConfirmedMessage}
+	}
+	return fooddelivery.Order{}, &gateway.FallbackError{Code: gateway.CodeNotCharged, Err: err, Message: notChargedMessage}
 }
 
 func (c checkout) Order(ctx context.Context, id string) (fooddelivery.Order, error) {

@@ -1,6 +1,5 @@
 // Mutant: every checkout failure, a declined card included, becomes "not charged, try again later". Caught by step 5.
 // (This file is unchanged from the solution; the mutant is in the other file.)
-
 // Package fallback is the reference solution of lab 07: the gateway's
 // dependencies wrapped so that each failure has a planned answer. Reads
 // (this file) serve the last known menu, a default ETA and popular dishes;

@@ -1,6 +1,5 @@
 // Mutant: the publisher sends the whole backlog and clears it only when every review went through, so a failure resends the ones already stored. Caught by step 4.
 // (This file is unchanged from the solution; the mutant is in the other file.)
-
 // Package fallback is the reference solution of lab 07: the gateway's
 // dependencies wrapped so that each failure has a planned answer. Reads
 // (this file) serve the last known menu, a default ETA and popular dishes;
