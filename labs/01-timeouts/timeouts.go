@@ -33,7 +33,7 @@ func NewPaymentClient(network *memnet.Network, timeout time.Duration) *http.Clie
 // will time out although they would have succeeded.
 //
 // It returns an error when samples is empty, a sample is negative, or
-// falseTimeoutRate is not strictly between 0 and 1.
+// falseTimeoutRate is not strictly between 0 and 1 (NaN included).
 func TimeoutFromLatencies(samples []time.Duration, falseTimeoutRate float64) (time.Duration, error) {
 	// TODO(step 3): the timeout is the latency that only falseTimeoutRate
 	// of the samples exceed.

@@ -51,8 +51,8 @@ func NewPaymentClient(network *memnet.Network, timeout time.Duration) *http.Clie
 // with jitter") describes choosing the timeout this way.
 //
 // It returns an error when samples is empty, a sample is negative, or
-// falseTimeoutRate is not strictly between 0 and 1. samples is not
-// modified.
+// falseTimeoutRate is not strictly between 0 and 1 (NaN included).
+// samples is not modified.
 func TimeoutFromLatencies(samples []time.Duration, falseTimeoutRate float64) (time.Duration, error) {
 	if len(samples) == 0 {
 		return 0, errors.New("timeouts: no latency samples")
