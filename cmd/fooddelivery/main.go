@@ -127,6 +127,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Seed:          opts.seed,
 		Network:       memnet.NewLoopback(),
 		GatewayAddr:   opts.addr,
+		MenuReplicas:  menuReplicas,
 		Limits:        map[string]int{"order": opts.orderLimit},
 		PaymentClient: opts.lab.client,
 	})
@@ -210,8 +211,8 @@ func checkLoopback(addr string) error {
 	return nil
 }
 
-// menuReplicas is the number of menu instances the system starts (the
-// default of system.Config.MenuReplicas).
+// menuReplicas is the number of menu instances run starts
+// (system.Config.MenuReplicas); -fault rules may name each of them.
 const menuReplicas = 3
 
 // serviceNames lists the names a -fault rule may target: every service and

@@ -131,7 +131,9 @@ func parseTestJSON(r io.Reader) *testRun {
 		case "output":
 			t.Output = append(t.Output, strings.TrimRight(ev.Output, "\r\n"))
 		case "pass", "fail", "skip":
-			if !sub {
+			// With -count=N a test reports N times; a failure in any run
+			// must not be hidden by a later pass.
+			if !sub && t.Action != "fail" {
 				t.Action = ev.Action
 			}
 		}

@@ -107,3 +107,22 @@ func TestStepOf(t *testing.T) {
 		}
 	}
 }
+
+func TestParseTestJSONKeepsAFailureOfAnyRun(t *testing.T) {
+	// go test -count=2: the first run fails, the second passes.
+	const stream = `{"Action":"run","Package":"example.com/j/b","Test":"TestStep1X"}
+{"Action":"output","Package":"example.com/j/b","Test":"TestStep1X","Output":"    b_test.go:3: flaky: read step 1\n"}
+{"Action":"fail","Package":"example.com/j/b","Test":"TestStep1X","Elapsed":0}
+{"Action":"run","Package":"example.com/j/b","Test":"TestStep1X"}
+{"Action":"pass","Package":"example.com/j/b","Test":"TestStep1X","Elapsed":0}
+{"Action":"fail","Package":"example.com/j/b","Elapsed":0.007}
+`
+	run := parseTestJSON(strings.NewReader(stream))
+	x := run.Packages["example.com/j/b"].Tests["TestStep1X"]
+	if x == nil || x.Action != "fail" {
+		t.Fatalf("TestStep1X: got %+v, want fail: a later passing run must not hide a failure", x)
+	}
+	if got := stepResults(run.Packages["example.com/j/b"], []string{"TestStep1X"}, nil)[0].State; got != stepFailing {
+		t.Errorf("step 1: got %v, want failing", got)
+	}
+}

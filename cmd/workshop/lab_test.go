@@ -136,3 +136,15 @@ func TestFindLab(t *testing.T) {
 		t.Error("findLab(10) found a lab")
 	}
 }
+
+func TestRaceSupported(t *testing.T) {
+	for platform, want := range map[string]bool{
+		"linux/amd64": true, "darwin/arm64": true, "windows/amd64": true,
+		"windows/arm64": false, "linux/386": false, "openbsd/amd64": false,
+	} {
+		goos, goarch, _ := strings.Cut(platform, "/")
+		if got := raceSupported(goos, goarch); got != want {
+			t.Errorf("raceSupported(%s) = %v, want %v", platform, got, want)
+		}
+	}
+}

@@ -259,7 +259,7 @@ func (ws *workspace) check(ctx context.Context, arg string) error {
 			}
 		}
 	} else {
-		fmt.Fprintf(w, "Running go test %s (without -race: it needs cgo and a C compiler) ...\n\n", l.Pattern())
+		fmt.Fprintf(w, "Running go test %s (without -race: it needs cgo, a C compiler and a platform the race detector supports) ...\n\n", l.Pattern())
 		run, res = ws.goTest(ctx, labTestTimeout, l.Pattern())
 	}
 	if ctx.Err() != nil {

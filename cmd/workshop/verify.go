@@ -77,7 +77,7 @@ func (ws *workspace) verify(ctx context.Context, only string) error {
 	r := &report{w: ws.stdout}
 	race := ws.raceAvailable(ctx)
 	if !race {
-		r.note("race detector unavailable (needs cgo and a C compiler): running without -race")
+		r.note("race detector unavailable (needs cgo, a C compiler and a supported platform): running without -race")
 	}
 	labs, err := ws.listLabs()
 	if err != nil {
@@ -653,13 +653,12 @@ func (ws *workspace) verifyProject(ctx context.Context, r *report, race bool) er
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	tested := 0
+	failedBefore := r.failed
 	for _, p := range testPkgs {
 		pkg := run.Packages[p]
 		if pkg == nil || pkg.Action == "skip" {
-			continue // no test files
+			continue // never started (reported below) or no test files
 		}
-		tested++
 		what := "go test" + flags + " " + p
 		switch {
 		case pkg.BuildFailed:
@@ -688,8 +687,11 @@ func (ws *workspace) verifyProject(ctx context.Context, r *report, race bool) er
 			r.fail(what, "tests fail", detail)
 		}
 	}
-	if tested == 0 && res.err != nil {
-		r.fail("go test"+flags+" (project)", "go test failed", append(run.Other, splitLines(string(res.stderr))...))
+	// go test failed, but no package's result says why (it stopped before
+	// some packages started, say): that is a failure too, never a pass.
+	if res.err != nil && r.failed == failedBefore {
+		detail := append(append([]string{res.err.Error()}, run.Other...), splitLines(string(res.stderr))...)
+		r.fail("go test"+flags+" (project)", "go test failed", detail)
 	}
 	return nil
 }

@@ -155,11 +155,11 @@ func (ws *workspace) goEnv(ctx context.Context, names ...string) (map[string]str
 	return env, nil
 }
 
-// raceAvailable reports whether `go test -race` can work here: cgo enabled
-// and a C compiler on PATH.
+// raceAvailable reports whether `go test -race` can work here: a target
+// platform the race detector supports, cgo enabled and a C compiler on PATH.
 func (ws *workspace) raceAvailable(ctx context.Context) bool {
-	env, err := ws.goEnv(ctx, "CGO_ENABLED", "CC")
-	if err != nil || env["CGO_ENABLED"] != "1" {
+	env, err := ws.goEnv(ctx, "CGO_ENABLED", "CC", "GOOS", "GOARCH")
+	if err != nil || env["CGO_ENABLED"] != "1" || !raceSupported(env["GOOS"], env["GOARCH"]) {
 		return false
 	}
 	cc := strings.Fields(env["CC"])
@@ -168,6 +168,22 @@ func (ws *workspace) raceAvailable(ctx context.Context) bool {
 	}
 	_, err = exec.LookPath(cc[0])
 	return err == nil
+}
+
+// raceSupported reports whether the race detector exists for goos/goarch,
+// as in the go command's internal/platform.RaceDetectorSupported (Go 1.26).
+// Windows on ARM, for one, has cgo but no race detector.
+func raceSupported(goos, goarch string) bool {
+	switch goos {
+	case "linux":
+		return goarch == "amd64" || goarch == "arm64" || goarch == "loong64" || goarch == "ppc64le" || goarch == "riscv64" || goarch == "s390x"
+	case "darwin":
+		return goarch == "amd64" || goarch == "arm64"
+	case "freebsd", "netbsd", "windows":
+		return goarch == "amd64"
+	default:
+		return false
+	}
 }
 
 // git runs git in the repository root; it reports errNoGit when git is not

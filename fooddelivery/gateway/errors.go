@@ -59,14 +59,13 @@ func (e *codedError) Unwrap() error { return e.err }
 
 // ErrorCode returns the extensions.code the gateway reports for a resolver
 // error err: errors the gateway made itself keep their own code, a
-// *FallbackError its Code (lab 07), the
-// sentinels of package fooddelivery map to CodeBulkheadFull, CodeOverloaded, CodeTimeout,
-// CodeUnavailable, CodeNotFound, CodeUnauthenticated and CodeBadRequest
-// (checked with errors.Is in that order, so a 503 that says "overloaded"
-// is not reported as merely unavailable), then context.DeadlineExceeded
-// maps to CodeTimeout, context.Canceled to CodeCancelled, and anything else
-// to CodeInternal. A nil err has no code
-// ("").
+// *FallbackError its Code (lab 07), the sentinels of package fooddelivery
+// map to CodeBulkheadFull, CodeOverloaded, CodeTimeout, CodeUnavailable,
+// CodeNotFound, CodeUnauthenticated and CodeBadRequest (checked with
+// errors.Is in that order, so a 503 that says "overloaded" is not reported
+// as merely unavailable), then context.DeadlineExceeded maps to
+// CodeTimeout, context.Canceled to CodeCancelled, and anything else to
+// CodeInternal. A nil err has no code ("").
 func ErrorCode(err error) string {
 	var ce *codedError
 	switch {

@@ -39,9 +39,6 @@ import (
 //go:embed schema.graphql
 var schemaText string
 
-// Schema returns the gateway's GraphQL schema (SDL), as served.
-func Schema() string { return schemaText }
-
 // schema is the parsed schema; the embedded file is part of the program,
 // so a schema that does not load is a bug and panics at start-up.
 var schema = func() *ast.Schema {

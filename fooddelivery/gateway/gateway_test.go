@@ -180,6 +180,32 @@ var orderInput = map[string]any{
 	"items":        []any{map[string]any{"dishId": "d1", "quantity": 2}},
 }
 
+func TestPlaceOrderTakesASingleItemAsAListOfOne(t *testing.T) {
+	// GraphQL input coercion: a single value where a list is expected is a
+	// list of one, in a literal and in a variable alike.
+	item := map[string]any{"dishId": "d1", "quantity": 2}
+	for _, tc := range []struct {
+		name  string
+		query string
+		vars  map[string]any
+	}{
+		{"in a literal", `mutation { placeOrder(input: {restaurantId: "r1", card: "tok_visa", items: {dishId: "d1", quantity: 2}}) { id } }`, nil},
+		{"in an input variable", placeOrder, map[string]any{"input": map[string]any{"restaurantId": "r1", "card": "tok_visa", "items": item}}},
+		{"as a list variable", `mutation($items: [OrderLineInput!]!) { placeOrder(input: {restaurantId: "r1", card: "tok_visa", items: $items}) { id } }`, map[string]any{"items": item}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSystem()
+			serve(t, s.deps(), func(t *testing.T, c *client) {
+				resp := c.query(t, "t-alice", tc.query, tc.vars)
+				require.Empty(t, resp.Errors)
+				require.Len(t, s.orders.placed, 1)
+				assert.Equal(t, []fooddelivery.OrderItem{{DishID: "d1", Quantity: 2}}, s.orders.placed[0].in.Items,
+					"the one item reaches the order service; it is never dropped")
+			})
+		})
+	}
+}
+
 func TestPlaceOrderWithVariablesAndAuth(t *testing.T) {
 	s := newSystem()
 	serve(t, s.deps(), func(t *testing.T, c *client) {

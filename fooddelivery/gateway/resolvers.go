@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -92,8 +93,7 @@ func init() {
 			}
 			in, _ := args["input"].(map[string]any)
 			po := fooddelivery.PlaceOrderInput{RestaurantID: str(in["restaurantId"]), Card: str(in["card"])}
-			items, _ := in["items"].([]any)
-			for _, it := range items {
+			for _, it := range list(in["items"]) {
 				m, _ := it.(map[string]any)
 				po.Items = append(po.Items, fooddelivery.OrderItem{DishID: str(m["dishId"]), Quantity: integer(m["quantity"])})
 			}
@@ -313,6 +313,28 @@ func str(v any) string {
 	default:
 		return fmt.Sprint(v)
 	}
+}
+
+// list reads a list argument as coerced by the validator: a []any, a typed
+// slice (a single value given for a list variable is wrapped in a slice of
+// its own type), or a single value given where a list is expected, which
+// the spec's input coercion turns into a list of one.
+func list(v any) []any {
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		return v
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Slice {
+		return []any{v}
+	}
+	out := make([]any, rv.Len())
+	for i := range out {
+		out[i] = rv.Index(i).Interface()
+	}
+	return out
 }
 
 // integer reads an Int argument: an int64 from a literal, a float64 or a
