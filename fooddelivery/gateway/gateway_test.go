@@ -206,6 +206,28 @@ func TestPlaceOrderTakesASingleItemAsAListOfOne(t *testing.T) {
 	}
 }
 
+func TestIntVariablesOutsideInt32AreRejected(t *testing.T) {
+	// Variables are JSON: a number there may be any size, and the GraphQL
+	// spec's Int is 32 bits. An out-of-range value is a clear field error,
+	// never a wrapped-around quantity.
+	for _, qty := range []any{1e30, 4294967298, 2.5} {
+		t.Run(fmt.Sprint(qty), func(t *testing.T) {
+			s := newSystem()
+			serve(t, s.deps(), func(t *testing.T, c *client) {
+				in := map[string]any{"restaurantId": "r1", "card": "tok_visa",
+					"items": []any{map[string]any{"dishId": "d1", "quantity": qty}}}
+				resp := c.query(t, "t-alice", placeOrder, map[string]any{"input": in})
+				assert.Empty(t, s.orders.placed, "no order may reach the order service with quantity %v", qty)
+				if e := resp.ErrorAt("placeOrder"); e != nil {
+					assert.Equal(t, gateway.CodeBadRequest, e.Code(), "quantity %v: %s", qty, e.Message)
+				} else {
+					require.NotEmpty(t, resp.Errors, "quantity %v must be refused", qty)
+				}
+			})
+		})
+	}
+}
+
 func TestPlaceOrderWithVariablesAndAuth(t *testing.T) {
 	s := newSystem()
 	serve(t, s.deps(), func(t *testing.T, c *client) {

@@ -95,7 +95,11 @@ func init() {
 			po := fooddelivery.PlaceOrderInput{RestaurantID: str(in["restaurantId"]), Card: str(in["card"])}
 			for _, it := range list(in["items"]) {
 				m, _ := it.(map[string]any)
-				po.Items = append(po.Items, fooddelivery.OrderItem{DishID: str(m["dishId"]), Quantity: integer(m["quantity"])})
+				qty, ok := integer(m["quantity"])
+				if !ok {
+					return nil, outOfRange("quantity", m["quantity"])
+				}
+				po.Items = append(po.Items, fooddelivery.OrderItem{DishID: str(m["dishId"]), Quantity: qty})
 			}
 			o, err := x.s.d.Orders.PlaceOrder(ctx, user, po)
 			if err != nil { // never an order beside an error, not even a fallback's
@@ -109,7 +113,11 @@ func init() {
 				return nil, err
 			}
 			in, _ := args["input"].(map[string]any)
-			rv := fooddelivery.Review{RestaurantID: str(in["restaurantId"]), User: user, Stars: integer(in["stars"]), Text: str(in["text"])}
+			stars, ok := integer(in["stars"])
+			if !ok {
+				return nil, outOfRange("stars", in["stars"])
+			}
+			rv := fooddelivery.Review{RestaurantID: str(in["restaurantId"]), User: user, Stars: stars, Text: str(in["text"])}
 			if rv.Stars < 1 || rv.Stars > 5 {
 				return nil, &codedError{code: CodeBadRequest, msg: fmt.Sprintf("stars must be 1 to 5, got %d", rv.Stars), err: fooddelivery.ErrRejected}
 			}
@@ -339,21 +347,42 @@ func list(v any) []any {
 
 // integer reads an Int argument: an int64 from a literal, a float64 or a
 // numeric string from JSON variables.
-func integer(v any) int {
+func integer(v any) (int, bool) {
+	var n int64
 	switch v := v.(type) {
 	case int64:
-		return int(v)
+		n = v
 	case int:
-		return v
+		n = int64(v)
 	case float64:
-		return int(v)
+		if v != math.Trunc(v) || v < math.MinInt32 || v > math.MaxInt32 {
+			return 0, false
+		}
+		n = int64(v)
 	case json.Number:
-		n, _ := v.Int64()
-		return int(n)
+		var err error
+		if n, err = v.Int64(); err != nil {
+			return 0, false
+		}
 	case string:
-		n, _ := strconv.Atoi(v)
-		return n
+		var err error
+		if n, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return 0, false
+		}
 	default:
-		return 0
+		return 0, false
 	}
+	if n < math.MinInt32 || n > math.MaxInt32 {
+		return 0, false
+	}
+	return int(n), true
+}
+
+// outOfRange is the field error for a value that is not a GraphQL Int:
+// variables are JSON, and gqlparser does not check that a number sent in a
+// variable fits the 32 bits the GraphQL spec gives Int.
+func outOfRange(field string, v any) error {
+	return &codedError{code: CodeBadRequest,
+		msg: fmt.Sprintf("%s: %v is not an Int (a whole number between -2147483648 and 2147483647)", field, v),
+		err: fooddelivery.ErrRejected}
 }
