@@ -258,13 +258,15 @@ func CallJSON(ctx context.Context, hc *http.Client, service, method, url string,
 // ErrorBody code ("<dep>_<what>") that keep the failure's meaning for the
 // caller's own client:
 //
-//	ErrTimeout                     504 "<dep>_timeout"
-//	ErrOverloaded                  503 "<dep>_overloaded" + HeaderDontRetry
-//	r's caller left (r.Context() done) 499 "<dep>_cancelled"
-//	ErrUnavailable, other errors   502 "<dep>_unavailable"
-//	ErrNotFound                    404 "<dep>_not_found"
-//	ErrRejected                    422 "<dep>_rejected"
-//	ErrUnauthorized                502 "<dep>_unauthorized"
+//	ErrTimeout                          504 "<dep>_timeout"
+//	ErrOverloaded                       503 "<dep>_overloaded" + HeaderDontRetry
+//	r's caller left (r.Context() done)  499 "<dep>_cancelled"
+//	ErrNotFound                         404 "<dep>_not_found"
+//	ErrRejected                         422 "<dep>_rejected"
+//	ErrUnauthorized                     502 "<dep>_unauthorized"
+//	ErrUnavailable, other errors        502 "<dep>_unavailable"
+//
+// The first row that matches wins, in this order.
 //
 // HeaderDontRetry is also set whenever err carries it (DontRetry), and a
 // Retry-After from the dependency is passed on. The message is err's text,

@@ -31,8 +31,9 @@ func AllFeatures() []string {
 // every fallback path on purpose, on a healthy system, instead of meeting
 // it for the first time during an incident.
 //
-// The zero value forces nothing and is ready to use; a nil *GameDay forces
-// nothing. It is safe for concurrent use.
+// The zero value forces nothing and is ready to use. A nil *GameDay forces
+// nothing (Forced reports false), but Force and Release need a real one.
+// It is safe for concurrent use.
 //
 //	gd := &fooddelivery.GameDay{}
 //	gd.Force(fooddelivery.FeatureMenu, fooddelivery.FeatureETA)

@@ -78,9 +78,6 @@ func (in *Instance) Route(route string, h http.Handler) http.Handler {
 	})
 }
 
-// InFlight returns how many requests the instance is handling now.
-func (in *Instance) InFlight() int { return len(in.slots) }
-
 type requestIDKey struct{}
 
 // WithRequestID returns ctx carrying the request id id.
@@ -100,24 +97,6 @@ var requestSeq atomic.Int64
 // unique within a process.
 func NewRequestID() string {
 	return "req-" + strconv.FormatInt(requestSeq.Add(1), 10)
-}
-
-// PropagateRequestID wraps base (nil means http.DefaultTransport) so that
-// every outgoing request carries the request id of its context in
-// HeaderRequestID, unless the request already has one.
-func PropagateRequestID(base http.RoundTripper) http.RoundTripper {
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
-		id := RequestIDFrom(r.Context())
-		if id == "" || r.Header.Get(HeaderRequestID) != "" {
-			return base.RoundTrip(r)
-		}
-		r2 := r.Clone(r.Context())
-		r2.Header.Set(HeaderRequestID, id)
-		return base.RoundTrip(r2)
-	})
 }
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)

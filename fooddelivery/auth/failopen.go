@@ -24,9 +24,7 @@ type failOpen struct{ next fooddelivery.Authorizer }
 
 func (f failOpen) Authorize(ctx context.Context, token string) (string, error) {
 	user, err := f.next.Authorize(ctx, token)
-	var ce *fooddelivery.CallError
-	refused := errors.As(err, &ce) && errors.Is(ce.Err, fooddelivery.ErrUnauthorized)
-	if err == nil || refused {
+	if err == nil || errors.Is(err, fooddelivery.ErrUnauthorized) {
 		return user, err
 	}
 	if u, ok := strings.CutPrefix(token, "tok-"); ok && u != "" {

@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -33,6 +34,10 @@ func TestNaiveFailOpenLetsEveryoneInWhenAuthIsDown(t *testing.T) {
 	refused := auth.NaiveFailOpen(stubAuth{&fooddelivery.CallError{Service: "auth", Status: http.StatusUnauthorized, Err: fooddelivery.ErrUnauthorized}})
 	_, err = refused.Authorize(context.Background(), "tok-mallory")
 	assert.ErrorIs(t, err, fooddelivery.ErrUnauthorized, "a refused token is still refused")
+
+	wrapped := auth.NaiveFailOpen(stubAuth{fmt.Errorf("token cache: %w", fooddelivery.ErrUnauthorized)})
+	user, err = wrapped.Authorize(context.Background(), "tok-mallory")
+	assert.ErrorIs(t, err, fooddelivery.ErrUnauthorized, "a refusal is recognised by its sentinel, whoever wrapped it; got user %q", user)
 
 	user, err = auth.NaiveFailOpen(stubAuth{}).Authorize(context.Background(), "tok-alice")
 	require.NoError(t, err)

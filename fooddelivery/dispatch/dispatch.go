@@ -107,7 +107,12 @@ func (q *Queue) Consume(ctx context.Context, workers int, h Handler) error {
 		wg.Go(func() { errs[i] = q.work(ctx, h) })
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	if errors.Join(errs...) != nil {
+		// A worker stops early only because ctx is done: report that once,
+		// not once per worker.
+		return ctx.Err()
+	}
+	return nil
 }
 
 func (q *Queue) work(ctx context.Context, h Handler) error {
@@ -231,7 +236,8 @@ func (q *Queue) Received() int {
 // who then drives to the restaurant. Sending is not idempotent per order:
 // every different courier sent for an order is one more trip to the same
 // restaurant. The same courier sent twice for one order drives once (the
-// phone shows one job per order). It is safe for concurrent use.
+// phone shows one job per order). It is safe for concurrent use; the zero
+// value is not usable, call NewFleet.
 type Fleet struct {
 	// Board is the courier service's board; its Assign is idempotent per
 	// order.
@@ -251,7 +257,7 @@ type Fleet struct {
 // ErrPhoneUnreachable is what Send returns during an outage (FailNext).
 var ErrPhoneUnreachable = fmt.Errorf("courier phone unreachable: %w", fooddelivery.ErrUnavailable)
 
-// NewFleet returns a fleet made of board's couriers.
+// NewFleet returns a fleet made of board's couriers. board is required.
 func NewFleet(board *courier.Board) *Fleet {
 	return &Fleet{Board: board, booked: map[string][]string{}, trips: map[string][]string{}, jobs: map[string]int{}}
 }

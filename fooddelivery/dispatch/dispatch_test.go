@@ -50,6 +50,19 @@ func TestQueueRedeliversAndDeadLetters(t *testing.T) {
 	})
 }
 
+func TestConsumeStoppedByItsContextReturnsTheContextsErrorOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := &dispatch.Queue{}
+		q.Publish("o1", "r")
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		err := q.Consume(ctx, 3, func(context.Context, dispatch.Message) error {
+			return context.DeadlineExceeded // never deleted: the queue never drains
+		})
+		assert.Equal(t, context.DeadlineExceeded, err, "got %q, want ctx's error once, whatever the number of workers", err)
+	})
+}
+
 func TestQueueRedeliversWhileSlowHandlerRuns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := &dispatch.Queue{VisibilityTimeout: 10 * time.Second}

@@ -3,8 +3,8 @@
 // which now and then stalls for a stretch of time (a GC pause, a
 // compaction), with or without hedged reads. It runs tens of thousands of
 // reads in milliseconds, deterministically, so that p99.9 can be measured
-// (DESIGN.md, clause 11); the HTTP mechanics of hedging are tested against
-// the real system instead.
+// with enough samples behind it; the HTTP mechanics of hedging are tested
+// against the real system instead.
 //
 // The model is a discrete-event simulation in virtual time. Every random
 // number is a fooddelivery.Draw of the seed, so a run is a pure function of
@@ -35,14 +35,16 @@ type Budget interface {
 	TryHedge() bool
 }
 
-// Policy is how reads are hedged. Budget nil means every read that waits
-// longer than the delay is hedged.
+// Policy is how reads are hedged. Tracker is required. Budget nil means
+// every read that waits longer than the delay is hedged.
 type Policy struct {
 	Tracker Tracker
 	Budget  Budget
 }
 
-// Model describes the home page and the menu replicas.
+// Model describes the home page and the menu replicas. Fields have no
+// defaults and the zero Model is not usable: start from Default. Replicas,
+// Pages and StallEvery must be positive, and StallFor at most StallEvery.
 type Model struct {
 	// Seed keys every draw.
 	Seed int64
@@ -166,7 +168,8 @@ type read struct {
 }
 
 // Run serves m.Pages home pages and measures them. A nil policy sends every
-// read to one replica and waits for it.
+// read to one replica and waits for it. Run panics on a Model that breaks
+// the rules under Model (Default follows them).
 func Run(m Model, p *Policy) Result {
 	w := newWorld(m)
 	var q queue

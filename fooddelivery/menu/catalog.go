@@ -147,8 +147,7 @@ func DefaultCatalog() *Catalog {
 const MaxReviewChars = 2000
 
 // ReviewBook stores reviews; replicas of the menu service share one. It is
-// safe for concurrent use; the zero value is not usable, call
-// NewReviewBook.
+// safe for concurrent use; the zero value is an empty book, ready to use.
 type ReviewBook struct {
 	mu      sync.Mutex
 	seq     int

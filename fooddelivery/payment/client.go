@@ -35,9 +35,7 @@ func NewClient(httpClient *http.Client, baseURL string) *Client {
 // "card_declined"; a full service ErrOverloaded; a timeout ErrTimeout; an
 // unreachable service or a 5xx ErrUnavailable.
 func (c *Client) Charge(ctx context.Context, req fooddelivery.ChargeRequest) (fooddelivery.Charge, error) {
-	var ch fooddelivery.Charge
-	_, err := fooddelivery.CallJSON(ctx, c.hc, "payment", http.MethodPost, c.baseURL+"/charges", nil, req, &ch)
-	return ch, err
+	return c.ChargeWithKey(ctx, req, "", 1)
 }
 
 // Charges lists the charges executed for orderID (GET /charges?orderId=);

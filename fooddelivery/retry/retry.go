@@ -38,9 +38,6 @@ type Policy struct {
 	// Seed keys the jitter draws (fooddelivery.Draw), so a call's delays
 	// are a pure function of (Seed, key, attempt).
 	Seed int64
-	// OnRetry, when set, is called before each retry's wait with the
-	// attempt about to be made (2, 3, ...) and the error that caused it.
-	OnRetry func(attempt int, err error)
 }
 
 // Retryable reports whether err is worth another attempt: timeouts and
@@ -80,9 +77,6 @@ func (p Policy) Do(ctx context.Context, key string, fn func(ctx context.Context,
 		if err == nil || attempt >= attempts || !retryable(err) {
 			return err
 		}
-		if p.OnRetry != nil {
-			p.OnRetry(attempt+1, err)
-		}
 		t := time.NewTimer(p.Backoff(key, attempt))
 		select {
 		case <-ctx.Done():
@@ -95,8 +89,9 @@ func (p Policy) Do(ctx context.Context, key string, fn func(ctx context.Context,
 
 // Backoff returns the wait before retry number n (n >= 1) of the call
 // named key: full jitter over min(Cap, Base*2^(n-1)), computed without
-// overflow for any n.
+// overflow for any n. An n below 1 is treated as 1.
 func (p Policy) Backoff(key string, n int) time.Duration {
+	n = max(n, 1)
 	base, ceiling := p.Base, p.Cap
 	if base <= 0 {
 		base = DefaultBase

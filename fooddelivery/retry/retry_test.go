@@ -69,6 +69,14 @@ func TestBackoffIsCappedJitteredAndDeterministic(t *testing.T) {
 	})
 }
 
+func TestBackoffBelowTheFirstRetryIsTheFirstRetrysWait(t *testing.T) {
+	p := retry.Policy{Seed: 7}
+	for _, n := range []int{0, -1, -100} {
+		assert.Equal(t, p.Backoff("order-9", 1), p.Backoff("order-9", n),
+			"retry %d is read as retry 1 instead of panicking on a negative shift", n)
+	}
+}
+
 func TestWaitEndsWhenTheContextEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)

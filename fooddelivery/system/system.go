@@ -260,9 +260,10 @@ func (s *System) start(cfg Config, replicas int) error {
 			if !cfg.Retries.IsZero() {
 				paymentHTTP.Transport = retry.AttemptHeader(paymentHTTP.Transport)
 			}
-			var payer fooddelivery.Payer = payment.NewClient(paymentHTTP, memnet.ServiceURL("payment"))
+			paymentClient := payment.NewClient(paymentHTTP, memnet.ServiceURL("payment"))
+			var payer fooddelivery.Payer = paymentClient
 			if cfg.ChargeRetry != nil || cfg.ChargeKey != nil {
-				keyed := &payment.KeyedClient{Client: payment.NewClient(paymentHTTP, memnet.ServiceURL("payment")),
+				keyed := &payment.KeyedClient{Client: paymentClient,
 					Key: cfg.ChargeKey, Policy: retry.Policy{Attempts: 1}, Edge: s.Metrics.Edge("order", "payment")}
 				if cfg.ChargeRetry != nil {
 					keyed.Policy = *cfg.ChargeRetry
