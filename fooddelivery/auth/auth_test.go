@@ -13,6 +13,7 @@ import (
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/auth"
+	"github.com/gophereats/resilience/fooddelivery/internal/servetest"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
 )
 
@@ -24,21 +25,12 @@ type harness struct {
 
 func start(t *testing.T, fault fooddelivery.Middleware) *harness {
 	t.Helper()
-	n := memnet.New()
-	h := &harness{net: n, metrics: fooddelivery.NewMetrics()}
+	h := &harness{metrics: fooddelivery.NewMetrics()}
 	in := fooddelivery.NewInstance("auth", 10, h.metrics)
 	in.Faults = fault
-	l, err := n.Listen("auth")
-	require.NoError(t, err, "listening as auth")
-	srv := &http.Server{Handler: auth.New(auth.Deps{Instance: in, Tokens: auth.DefaultTokens()})}
-	go srv.Serve(l)
-	hc := &http.Client{Transport: (&memnet.Dialer{Network: n}).Transport()}
+	n, hc := servetest.Serve(t, "auth", auth.New(auth.Deps{Instance: in, Tokens: auth.DefaultTokens()}))
+	h.net = n
 	h.client = auth.NewClient(hc, memnet.ServiceURL("auth"))
-	t.Cleanup(func() {
-		hc.CloseIdleConnections()
-		srv.Close()
-		n.Close()
-	})
 	return h
 }
 

@@ -1,7 +1,6 @@
 package courier_test
 
 import (
-	"net/http"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/courier"
+	"github.com/gophereats/resilience/fooddelivery/internal/servetest"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
 )
 
@@ -23,19 +23,9 @@ type harness struct {
 
 func start(t *testing.T, board *courier.Board) *harness {
 	t.Helper()
-	n := memnet.New()
 	h := &harness{metrics: fooddelivery.NewMetrics(), board: board}
-	l, err := n.Listen("courier")
-	require.NoError(t, err, "listening as courier")
-	srv := &http.Server{Handler: courier.New(courier.Deps{Instance: fooddelivery.NewInstance("courier", 10, h.metrics), Board: board})}
-	go srv.Serve(l)
-	hc := &http.Client{Transport: (&memnet.Dialer{Network: n}).Transport()}
+	_, hc := servetest.Serve(t, "courier", courier.New(courier.Deps{Instance: fooddelivery.NewInstance("courier", 10, h.metrics), Board: board}))
 	h.client = courier.NewClient(hc, memnet.ServiceURL("courier"))
-	t.Cleanup(func() {
-		hc.CloseIdleConnections()
-		srv.Close()
-		n.Close()
-	})
 	return h
 }
 

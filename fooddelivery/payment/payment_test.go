@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/internal/servetest"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
 	"github.com/gophereats/resilience/fooddelivery/payment"
 )
@@ -30,21 +31,11 @@ type harness struct {
 // nil, wraps every route (as the fault injector would).
 func start(t *testing.T, limit int, fault fooddelivery.Middleware) *harness {
 	t.Helper()
-	n := memnet.New()
 	h := &harness{metrics: fooddelivery.NewMetrics(), ledger: payment.NewLedger()}
 	in := fooddelivery.NewInstance("payment", limit, h.metrics)
 	in.Faults = fault
-	l, err := n.Listen("payment")
-	require.NoError(t, err, "listening as payment on memnet")
-	srv := &http.Server{Handler: payment.New(payment.Deps{Instance: in, Ledger: h.ledger})}
-	go srv.Serve(l)
-	hc := &http.Client{Transport: (&memnet.Dialer{Network: n}).Transport()}
+	_, hc := servetest.Serve(t, "payment", payment.New(payment.Deps{Instance: in, Ledger: h.ledger}))
 	h.client = payment.NewClient(hc, memnet.ServiceURL("payment"))
-	t.Cleanup(func() {
-		hc.CloseIdleConnections()
-		srv.Close()
-		n.Close()
-	})
 	return h
 }
 
