@@ -44,8 +44,20 @@ func NewInstance(name string, limit int, m *Metrics) *Instance {
 // Route wraps h as the route named route (for example "POST /charges"): it
 // counts the request in Metrics.Route(in.Name, route), applies the
 // instance's concurrency limit, and makes the request id available to h
-// through RequestIDFrom.
+// through RequestIDFrom. A request over the limit gets 503 with
+// HeaderDontRetry and the JSON error {"code":"overloaded","message":...}.
 func (in *Instance) Route(route string, h http.Handler) http.Handler {
+	return in.RouteWith(route, h, nil)
+}
+
+// Limit is the instance's concurrency limit; 0 means none.
+func (in *Instance) Limit() int { return cap(in.slots) }
+
+// RouteWith is Route with the answer to a request over the concurrency
+// limit written by overloaded, after the status line's HeaderDontRetry is
+// set; overloaded must answer 503. A nil overloaded writes Route's JSON
+// error. The gateway uses it to answer in GraphQL.
+func (in *Instance) RouteWith(route string, h http.Handler, overloaded http.Handler) http.Handler {
 	stats := in.Metrics.Route(in.Name, route)
 	if in.Faults != nil {
 		h = in.Faults(in.Name, route, h)
@@ -59,6 +71,10 @@ func (in *Instance) Route(route string, h http.Handler) http.Handler {
 			default:
 				stats.Rejected.Add(1)
 				w.Header().Set(HeaderDontRetry, "1")
+				if overloaded != nil {
+					overloaded.ServeHTTP(w, r)
+					return
+				}
 				WriteError(w, http.StatusServiceUnavailable, "overloaded",
 					fmt.Sprintf("%s is at its concurrency limit of %d requests", in.Name, cap(in.slots)))
 				return

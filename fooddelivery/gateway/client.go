@@ -161,14 +161,15 @@ func Do(ctx context.Context, hc *http.Client, url, token, query string, vars map
 }
 
 // DoRequest posts req to url and returns the decoded GraphQL response and
-// the HTTP status. Any response with a GraphQL body is returned with a nil
-// error, whatever its status (GraphQL errors are in Response.Errors). The
-// error is non-nil only when no GraphQL response arrived: it wraps
-// fooddelivery.ErrTimeout when ctx or hc gave up, ErrUnavailable when the
-// gateway could not be reached or answered 5xx without a GraphQL body,
-// ErrOverloaded for a 503 carrying fooddelivery.HeaderDontRetry, and
-// ErrRejected for any other non-GraphQL answer. status is 0 when no
-// response arrived.
+// the HTTP status. Any response with a GraphQL body (application/json or
+// application/graphql-response+json) is returned, whatever its status
+// (GraphQL errors are in Response.Errors), with a nil error, except a 503
+// from the gateway's concurrency limit: its body (an OVERLOADED error) is
+// returned with an error wrapping fooddelivery.ErrOverloaded. Without a
+// GraphQL body the error wraps fooddelivery.ErrTimeout when ctx or hc gave
+// up, ErrUnavailable when the gateway could not be reached or answered
+// 5xx, ErrOverloaded for a 503 carrying fooddelivery.HeaderDontRetry, and
+// ErrRejected for any other answer. status is 0 when no response arrived.
 func DoRequest(ctx context.Context, hc *http.Client, url, token string, req Request) (*Response, int, error) {
 	if hc == nil {
 		hc = http.DefaultClient
@@ -197,7 +198,10 @@ func DoRequest(ctx context.Context, hc *http.Client, url, token string, req Requ
 	}
 	var out Response
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if mt == "application/json" && json.Unmarshal(raw, &out) == nil && (out.Data != nil || len(out.Errors) > 0) {
+	if (mt == mediaJSON || mt == mediaGraphQLResponse) && json.Unmarshal(raw, &out) == nil && (out.Data != nil || len(out.Errors) > 0) {
+		if resp.StatusCode == http.StatusServiceUnavailable && len(out.Errors) > 0 && out.Errors[0].Code() == CodeOverloaded {
+			return &out, resp.StatusCode, fmt.Errorf("gateway: %s: %w", out.Errors[0].Message, fooddelivery.ErrOverloaded)
+		}
 		return &out, resp.StatusCode, nil
 	}
 	sentinel := fooddelivery.ErrRejected

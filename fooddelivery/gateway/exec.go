@@ -18,9 +18,10 @@ import (
 	"github.com/vektah/gqlparser/v2/validator"
 )
 
-// execute runs one GraphQL request and returns the response to send with
-// HTTP 200: request errors without data, or data with field errors.
-func (s *server) execute(ctx context.Context, req Request, token string, tokenErr error) *Response {
+// execute runs one GraphQL request and returns the response: request
+// errors without data, or data with field errors. overGET is true for a
+// GET request, which may run queries only.
+func (s *server) execute(ctx context.Context, req Request, token string, tokenErr error, overGET bool) *Response {
 	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Name: "query", Input: req.Query}, s.d.MaxTokens)
 	if err != nil {
 		return &Response{Errors: []Error{parseError(err, s.d.MaxTokens)}}
@@ -39,8 +40,17 @@ func (s *server) execute(ctx context.Context, req Request, token string, tokenEr
 	if e != nil {
 		return &Response{Errors: []Error{*e}}
 	}
+	if overGET && op.Operation != ast.Query {
+		return &Response{Errors: []Error{{
+			Message:    fmt.Sprintf("a %s cannot be sent with GET, which is for queries only (a link or a crawler must never place an order); send it with POST", op.Operation),
+			Extensions: map[string]any{"code": CodeMethodNotAllowed},
+		}}}
+	}
 	vars, e := coerceVariables(op, req.Variables)
 	if e != nil {
+		return &Response{Errors: []Error{*e}}
+	}
+	if e := checkCost(doc, op, vars, s.d.MaxCost); e != nil {
 		return &Response{Errors: []Error{*e}}
 	}
 
@@ -96,7 +106,9 @@ func locatedError(msg string, locs []gqlerror.Location, code string) Error {
 // must survive anything the parser accepts: a fragment spread that names
 // no fragment counts as nothing, a fragment cycle is cut where it closes
 // (validation reports it), and each fragment's depth is computed once, so
-// fragments spreading each other many times cost linear time.
+// fragments spreading each other many times cost linear time. What is under
+// __schema and __type is not counted: validation's MaxIntrospectionDepth
+// rule bounds introspection instead.
 func checkDepth(doc *ast.QueryDocument, maxDepth int) *Error {
 	memo := map[string]int{}
 	onPath := map[string]bool{}
@@ -107,7 +119,10 @@ func checkDepth(doc *ast.QueryDocument, maxDepth int) *Error {
 			d := 0
 			switch sel := sel.(type) {
 			case *ast.Field:
-				d = 1 + depth(sel.SelectionSet)
+				d = 1
+				if !introspectionRoot(sel.Name) { // bounded by validation instead
+					d += depth(sel.SelectionSet)
+				}
 			case *ast.InlineFragment:
 				d = depth(sel.SelectionSet)
 			case *ast.FragmentSpread:
@@ -314,30 +329,39 @@ func (x *request) collectFields(typeName string, sets []ast.SelectionSet) []*fie
 	return groups
 }
 
-// included applies @skip(if:) and @include(if:).
-func (x *request) included(dirs ast.DirectiveList) bool {
+// included applies @skip(if:) and @include(if:) with the request's
+// variables.
+func (x *request) included(dirs ast.DirectiveList) bool { return included(dirs, x.vars) }
+
+// included reports whether @skip(if:) and @include(if:) in dirs keep a
+// selection, given the coerced variables vars.
+func included(dirs ast.DirectiveList, vars map[string]any) bool {
 	if d := dirs.ForName("skip"); d != nil {
-		if v, _ := x.directiveIf(d); v {
+		if v, _ := directiveIf(d, vars); v {
 			return false
 		}
 	}
 	if d := dirs.ForName("include"); d != nil {
-		if v, ok := x.directiveIf(d); ok && !v {
+		if v, ok := directiveIf(d, vars); ok && !v {
 			return false
 		}
 	}
 	return true
 }
 
-func (x *request) directiveIf(d *ast.Directive) (v bool, ok bool) {
+func directiveIf(d *ast.Directive, vars map[string]any) (v bool, ok bool) {
 	if a := d.Arguments.ForName("if"); a != nil {
-		val, err := a.Value.Value(x.vars)
+		val, err := a.Value.Value(vars)
 		if err == nil {
 			v, ok = val.(bool)
 		}
 	}
 	return v, ok
 }
+
+// introspectionRoot reports whether name is a root introspection field,
+// whose selections the depth and cost limits do not count.
+func introspectionRoot(name string) bool { return name == "__schema" || name == "__type" }
 
 // executeSelections resolves the fields of one object of type typeName
 // (parent is what the resolvers of those fields receive). Fields whose
@@ -406,10 +430,7 @@ func (x *request) executeField(ctx context.Context, typeName string, g *fieldGro
 	resolve := resolvers[typeName+"."+f.Name]
 	if resolve == nil {
 		msg := fmt.Sprintf("field %s.%s is not implemented by this gateway", typeName, f.Name)
-		if strings.HasPrefix(f.Name, "__") {
-			msg = "introspection is not supported by this gateway; the schema is fooddelivery/gateway/schema.graphql"
-		}
-		x.addError(path, f.Position, &codedError{code: CodeBadRequest, msg: msg})
+		x.addError(path, f.Position, &codedError{code: CodeInternal, msg: msg})
 		return nil
 	}
 	val, err := x.callResolver(ctx, resolve, typeName, f, parent)

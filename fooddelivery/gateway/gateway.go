@@ -3,29 +3,37 @@
 // answers with partial data and per-field errors when some of them fail
 // (graceful degradation, visible on the wire).
 //
-// The schema is schema.graphql, embedded. A request goes through these
-// steps, and the first that fails ends it with a request error:
+// The schema is schema.graphql, embedded; it can be introspected
+// (__schema, __type, __typename), so GraphiQL, Apollo and graphql-js's
+// buildClientSchema load it. The HTTP side follows the GraphQL-over-HTTP
+// specification. A request goes through these steps, and the first that
+// fails ends it with a request error (no "data"):
 //
-//	POST only (405), Content-Type application/json (415), body at most
-//	Deps.MaxBodyBytes (413), body is {"query": "...", "operationName": "...",
-//	"variables": {...}} with a non-empty query (400); then, answered with
-//	HTTP 200 as GraphQL-over-HTTP asks for application/json: parse with at
-//	most Deps.MaxTokens tokens, nesting at most Deps.MaxDepth fields deep
-//	(fragments included), validation against the schema, choice of the
-//	operation, coercion of the variables.
+//	GET /graphql?query=...&variables=<JSON>&operationName=... or POST
+//	/graphql with Content-Type application/json (else 415) and a body of
+//	at most Deps.MaxBodyBytes (else 413) holding {"query": "...",
+//	"operationName": "...", "variables": {...}}; a missing query, a body
+//	that is not such JSON, or variables that are not a JSON object get 400;
+//	parse with at most Deps.MaxTokens tokens (TOO_LARGE); nesting at most
+//	Deps.MaxDepth fields deep (TOO_DEEP); validation against the schema
+//	(VALIDATION_FAILED); choice of the operation (UNKNOWN_OPERATION; a
+//	mutation over GET gets 405); coercion of the variables
+//	(BAD_VARIABLES); the cost limit, Deps.MaxCost (COST_LIMIT_EXCEEDED).
 //
-// Then the executor runs the operation and always answers 200 with "data"
-// (possibly null) and the field errors, if any.
+// The response is application/graphql-response+json when the Accept
+// header ranks it at least as high as application/json, and
+// application/json otherwise (no Accept header, */*, or neither type). The
+// status follows the specification for that media type: with
+// application/json every request error after the HTTP checks above is
+// answered 200; with application/graphql-response+json it is 400. A
+// request that ran answers 200 with "data" (possibly null) and the field
+// errors, if any. When the gateway's concurrency limit is full it answers
+// 503 with Retry-After: 1 and an OVERLOADED error.
 package gateway
 
 import (
-	"bytes"
 	_ "embed"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"strings"
 
@@ -65,8 +73,10 @@ const (
 // fields that need it fail with CodeInternal ("not configured"); the rest
 // of the schema keeps working.
 type Deps struct {
-	// Instance counts and limits the gateway's requests; POST /graphql is
-	// wrapped with Instance.Route. Nil means an instance named "gateway"
+	// Instance counts and limits the gateway's requests; GET and POST
+	// /graphql are its routes "GET /graphql" and "POST /graphql". A request
+	// over its concurrency limit gets 503 with a GraphQL error (code
+	// OVERLOADED) and Retry-After: 1. Nil means an instance named "gateway"
 	// with no concurrency limit and its own metrics.
 	Instance *fooddelivery.Instance
 
@@ -89,7 +99,12 @@ type Deps struct {
 	MaxTokens int
 	// MaxDepth is how many fields deep a query may nest: { a { b } } is 2.
 	// Fragments count where they are spread. Zero means DefaultMaxDepth.
+	// Introspection is not counted (validation bounds it).
 	MaxDepth int
+	// MaxCost is the most a query may cost (see DefaultMaxCost for how
+	// cost is counted); costlier queries get COST_LIMIT_EXCEEDED and
+	// nothing runs. Zero means DefaultMaxCost.
+	MaxCost int
 }
 
 type server struct {
@@ -97,13 +112,14 @@ type server struct {
 	rules *rules.Rules
 }
 
-// New returns the gateway's handler: POST /graphql (the API) and GET
-// /healthz (liveness: always 200 {"status":"ok"}, outside the instance's
-// concurrency limit so a busy gateway is not mistaken for a dead one).
-// Negative limits in d are a configuration error and panic.
+// New returns the gateway's handler: GET and POST /graphql (the API, see
+// the package comment) and GET or HEAD /healthz (liveness: always 200
+// {"status":"ok"}, outside the instance's concurrency limit so a busy
+// gateway is not mistaken for a dead one). Negative limits in d are a
+// configuration error and panic.
 func New(d Deps) http.Handler {
-	if d.MaxBodyBytes < 0 || d.MaxTokens < 0 || d.MaxDepth < 0 {
-		panic(fmt.Sprintf("gateway: negative limit: MaxBodyBytes=%d MaxTokens=%d MaxDepth=%d", d.MaxBodyBytes, d.MaxTokens, d.MaxDepth))
+	if d.MaxBodyBytes < 0 || d.MaxTokens < 0 || d.MaxDepth < 0 || d.MaxCost < 0 {
+		panic(fmt.Sprintf("gateway: negative limit: MaxBodyBytes=%d MaxTokens=%d MaxDepth=%d MaxCost=%d", d.MaxBodyBytes, d.MaxTokens, d.MaxDepth, d.MaxCost))
 	}
 	if d.Instance == nil {
 		d.Instance = fooddelivery.NewInstance("gateway", 0, fooddelivery.NewMetrics())
@@ -117,103 +133,39 @@ func New(d Deps) http.Handler {
 	if d.MaxDepth == 0 {
 		d.MaxDepth = DefaultMaxDepth
 	}
+	if d.MaxCost == 0 {
+		d.MaxCost = DefaultMaxCost
+	}
 	s := &server{d: d, rules: rules.NewDefaultRules()}
+	s.rules.AddRule(rejectUnsupportedDirectives.Name, rejectUnsupportedDirectives.RuleFunc)
 
 	r := chi.NewRouter()
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeRequestError(w, http.StatusNotFound, CodeRouteNotFound,
-			fmt.Sprintf("no route %s %s: the API is POST /graphql", r.Method, r.URL.Path))
+		writeRequestError(w, r, http.StatusNotFound, CodeRouteNotFound,
+			fmt.Sprintf("no route %.64q %.64q: the API is GET or POST /graphql", r.Method, r.URL.Path))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		allow := http.MethodPost
+		allow := "GET, POST"
 		if r.URL.Path == "/healthz" {
-			allow = http.MethodGet
+			allow = "GET, HEAD"
 		}
 		w.Header().Set("Allow", allow)
-		writeRequestError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed,
-			fmt.Sprintf("method %s is not allowed on %s; use %s", r.Method, r.URL.Path, allow))
+		writeRequestError(w, r, http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+			fmt.Sprintf("method %.64q is not allowed on %s; use %s", r.Method, r.URL.Path, allow))
 	})
-	r.Method(http.MethodPost, "/graphql", d.Instance.Route("POST /graphql", http.HandlerFunc(s.serveGraphQL)))
-	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+	overloaded := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "1")
+		writeRequestError(w, r, http.StatusServiceUnavailable, CodeOverloaded,
+			fmt.Sprintf("the gateway is busy: it is at its limit of %d requests at once, so this one was not run; try again in a second", d.Instance.Limit()))
+	})
+	r.Method(http.MethodPost, "/graphql", d.Instance.RouteWith("POST /graphql", http.HandlerFunc(s.serveGraphQL), overloaded))
+	r.Method(http.MethodGet, "/graphql", d.Instance.RouteWith("GET /graphql", http.HandlerFunc(s.serveGraphQL), overloaded))
+	healthz := func(w http.ResponseWriter, _ *http.Request) {
 		fooddelivery.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
+	}
+	r.Get("/healthz", healthz)
+	r.Head("/healthz", healthz)
 	return r
-}
-
-// serveGraphQL handles POST /graphql.
-func (s *server) serveGraphQL(w http.ResponseWriter, r *http.Request) {
-	id := r.Header.Get(fooddelivery.HeaderRequestID)
-	if id == "" {
-		id = fooddelivery.NewRequestID()
-	}
-	ctx := fooddelivery.WithRequestID(r.Context(), id)
-	w.Header().Set(fooddelivery.HeaderRequestID, id)
-
-	// Last resort: resolver panics are recovered per field; this catches
-	// a bug in the gateway itself so one request cannot kill the process.
-	defer func() {
-		if p := recover(); p != nil {
-			if p == http.ErrAbortHandler {
-				panic(p)
-			}
-			writeRequestError(w, http.StatusInternalServerError, CodeInternal, "internal error in the gateway; the request was not completed")
-		}
-	}()
-
-	if status, code, msg := checkContentType(r.Header.Get("Content-Type")); status != 0 {
-		writeRequestError(w, status, code, msg)
-		return
-	}
-	if r.ContentLength > s.d.MaxBodyBytes {
-		writeRequestError(w, http.StatusRequestEntityTooLarge, CodeTooLarge, tooLargeMessage(s.d.MaxBodyBytes))
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.d.MaxBodyBytes))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeRequestError(w, http.StatusRequestEntityTooLarge, CodeTooLarge, tooLargeMessage(s.d.MaxBodyBytes))
-			return
-		}
-		writeRequestError(w, http.StatusBadRequest, CodeMalformedRequest, "could not read the request body: "+err.Error())
-		return
-	}
-	var req Request
-	if err := json.Unmarshal(body, &req); err != nil {
-		writeRequestError(w, http.StatusBadRequest, CodeMalformedRequest,
-			`the body must be a JSON object like {"query": "{ restaurants { name } }", "variables": {}}: `+err.Error())
-		return
-	}
-	if strings.TrimSpace(req.Query) == "" {
-		writeRequestError(w, http.StatusBadRequest, CodeMalformedRequest,
-			`missing query: send {"query": "{ restaurants { name } }"}`)
-		return
-	}
-
-	token, tokenErr := bearerToken(r.Header.Get("Authorization"))
-	resp := s.execute(ctx, req, token, tokenErr)
-	writeResponse(w, http.StatusOK, resp)
-}
-
-// checkContentType accepts application/json with no charset or UTF-8. It
-// returns a zero status when the type is fine.
-func checkContentType(ct string) (status int, code, msg string) {
-	const want = "send Content-Type: application/json with a JSON body"
-	if ct == "" {
-		return http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "missing Content-Type; " + want
-	}
-	mt, params, err := mime.ParseMediaType(ct)
-	if err != nil || mt != "application/json" {
-		return http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, fmt.Sprintf("unsupported Content-Type %q; %s", ct, want)
-	}
-	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		return http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, fmt.Sprintf("unsupported charset %q; the body must be UTF-8", cs)
-	}
-	return 0, "", ""
-}
-
-func tooLargeMessage(limit int64) string {
-	return fmt.Sprintf("request body is larger than the gateway's limit of %d bytes; send a smaller query and fewer variables", limit)
 }
 
 // bearerToken extracts the token of an "Authorization: Bearer <token>"
@@ -229,24 +181,4 @@ func bearerToken(h string) (string, error) {
 		return "", &codedError{code: CodeUnauthenticated, msg: `the Authorization header must be "Bearer <token>"`}
 	}
 	return token, nil
-}
-
-// writeRequestError answers with a GraphQL response holding one request
-// error and no data.
-func writeRequestError(w http.ResponseWriter, status int, code, msg string) {
-	writeResponse(w, status, &Response{Errors: []Error{{Message: msg, Extensions: map[string]any{"code": code}}}})
-}
-
-func writeResponse(w http.ResponseWriter, status int, resp *Response) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // messages quote "<token>"; keep them readable
-	if err := enc.Encode(resp); err != nil {
-		status = http.StatusInternalServerError
-		buf.Reset()
-		buf.WriteString(`{"errors":[{"message":"internal error: could not encode the response","extensions":{"code":"INTERNAL"}}]}` + "\n")
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
 }

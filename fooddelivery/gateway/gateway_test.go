@@ -451,7 +451,10 @@ func TestDoReportsAnOverloadedGateway(t *testing.T) {
 		synctest.Wait() // the first request holds the only slot
 
 		resp, status, err := gateway.Do(context.Background(), c.hc, c.url, "", `{ restaurants { id } }`, nil)
-		assert.Nil(t, resp, "a 503 from the concurrency limit has no GraphQL body")
+		require.NotNil(t, resp, "a 503 from the gateway's concurrency limit is a GraphQL response a client can show")
+		require.Len(t, resp.Errors, 1)
+		assert.Equal(t, gateway.CodeOverloaded, resp.Errors[0].Code())
+		assert.Contains(t, resp.Errors[0].Message, "limit of 1 requests")
 		assert.Equal(t, http.StatusServiceUnavailable, status)
 		assert.ErrorIs(t, err, fooddelivery.ErrOverloaded, "Do classifies a rejection at the limit as ErrOverloaded")
 		<-done

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"strconv"
@@ -32,10 +33,12 @@ var remote = map[string]bool{
 }
 
 // restaurant is a Restaurant object: the menu is read at most once per
-// restaurant and request, whether menu, menuStale or both are asked for.
+// restaurant and request, whether menu, menuStale or both are asked for,
+// and so is the ETA, however many aliases ask for it.
 type restaurant struct {
 	fooddelivery.Restaurant
 	menu func() (fooddelivery.Menu, error)
+	eta  func() (fooddelivery.ETA, error)
 }
 
 // home is the Home object; its fields do the work.
@@ -167,11 +170,11 @@ func init() {
 			// Restaurant.menu; reporting it twice would not help anyone.
 			return m.Stale && (err == nil || fromFallback(err)), nil
 		},
-		"Restaurant.eta": func(ctx context.Context, x *request, parent any, _ map[string]any) (any, error) {
+		"Restaurant.eta": func(_ context.Context, x *request, parent any, _ map[string]any) (any, error) {
 			if x.s.d.ETA == nil {
 				return nil, notConfigured("courier service")
 			}
-			eta, err := x.s.d.ETA.ETA(ctx, parent.(*restaurant).ID)
+			eta, err := parent.(*restaurant).eta()
 			if err != nil && !fromFallback(err) {
 				return nil, err
 			}
@@ -207,6 +210,7 @@ func init() {
 		"Review.stars":        field(func(r fooddelivery.Review) any { return r.Stars }),
 		"Review.text":         field(func(r fooddelivery.Review) any { return r.Text }),
 	}
+	maps.Copy(resolvers, introspectionResolvers())
 }
 
 // field makes a resolver that reads a value from a parent of type T.
@@ -230,9 +234,10 @@ func (x *request) readRestaurants() ([]*restaurant, error) {
 	}
 	out := make([]*restaurant, len(list))
 	for i, r := range list {
-		out[i] = &restaurant{Restaurant: r, menu: lazy(func() (fooddelivery.Menu, error) {
-			return x.s.d.Menu.Menu(ctx, r.ID)
-		})}
+		out[i] = &restaurant{Restaurant: r,
+			menu: lazy(func() (fooddelivery.Menu, error) { return x.s.d.Menu.Menu(ctx, r.ID) }),
+			eta:  lazy(func() (fooddelivery.ETA, error) { return x.s.d.ETA.ETA(ctx, r.ID) }),
+		}
 	}
 	return out, err // err: nil, or a fallback answered (lab 07)
 }
