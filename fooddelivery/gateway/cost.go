@@ -11,8 +11,9 @@ import (
 // behind the gateway. A query's cost is computed from its text after
 // validation and before anything runs:
 //
-//   - each field whose resolver calls a service (callsService) costs 1;
-//     scalars, __typename and introspection cost 0;
+//   - each field whose resolver calls a service costs 1, and each
+//     mutation MutationCost; scalars, __typename and introspection cost 0
+//     (introspection is bounded by checkIntrospection instead);
 //   - what is selected under a list field counts once per expected item of
 //     that list (ListSizes, DefaultListSize for lists it does not name);
 //   - every occurrence counts: aliases of the same field, and fragments
@@ -47,10 +48,22 @@ var ListSizes = map[string]int{
 	"Order.items":          20,
 }
 
-// callsService names the fields whose resolver calls another service:
-// the reads of remote, and the mutations.
-func callsService(typeName, field string) bool {
-	return remote[typeName+"."+field] || typeName == "Mutation"
+// MutationCost is the cost of each mutation field: a write calls the auth,
+// order, menu, payment and courier services, and a request's mutations
+// run one after the other, so 10 per write allows 20 writes at the
+// default limit.
+const MutationCost = 10
+
+// fieldCost is what a field costs by itself: MutationCost for a mutation,
+// 1 for a read that calls a service (remote), 0 otherwise.
+func fieldCost(typeName, field string) int {
+	switch {
+	case typeName == "Mutation":
+		return MutationCost
+	case remote[typeName+"."+field]:
+		return 1
+	}
+	return 0
 }
 
 // costCeiling keeps cost arithmetic far from overflow: a query that
@@ -77,8 +90,8 @@ func queryCost(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[str
 						c = costTimes(c, listSize(sel.ObjectDefinition, sel.Name))
 					}
 				}
-				if sel.ObjectDefinition != nil && callsService(sel.ObjectDefinition.Name, sel.Name) {
-					c = costPlus(c, 1)
+				if sel.ObjectDefinition != nil {
+					c = costPlus(c, fieldCost(sel.ObjectDefinition.Name, sel.Name))
 				}
 			case *ast.InlineFragment:
 				if included(sel.Directives, vars) {

@@ -114,3 +114,21 @@ func TestETAIsReadOncePerRestaurantAndRequest(t *testing.T) {
 		assert.EqualValues(t, 3, s.eta.calls.Load(), "three restaurants, each asked for its ETA three times: one call each")
 	})
 }
+
+func TestMutationsCostMore(t *testing.T) {
+	s := newSystem()
+	serve(t, s.deps(), func(t *testing.T, c *client) {
+		var b strings.Builder
+		b.WriteString("mutation($i: ReviewInput!) {")
+		n := gateway.DefaultMaxCost/gateway.MutationCost + 1
+		for i := range n {
+			fmt.Fprintf(&b, " a%d: submitReview(input: $i) { id }", i)
+		}
+		b.WriteString(" }")
+		vars := map[string]any{"i": map[string]any{"restaurantId": "r1", "stars": 5, "text": "good"}}
+		resp := c.query(t, "t-alice", b.String(), vars)
+		require.NotEmpty(t, resp.Errors)
+		assert.Equal(t, gateway.CodeCostLimitExceeded, resp.Errors[0].Code(), "%d writes in one request", n)
+		assert.Zero(t, s.reviews.calls.Load(), "not one of them ran")
+	})
+}

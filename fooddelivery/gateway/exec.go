@@ -40,6 +40,9 @@ func (s *server) execute(ctx context.Context, req Request, token string, tokenEr
 	if e != nil {
 		return &Response{Errors: []Error{*e}}
 	}
+	if e := checkIntrospection(doc, op); e != nil {
+		return &Response{Errors: []Error{*e}}
+	}
 	if overGET && op.Operation != ast.Query {
 		return &Response{Errors: []Error{{
 			Message:    fmt.Sprintf("a %s cannot be sent with GET, which is for queries only (a link or a crawler must never place an order); send it with POST", op.Operation),
@@ -423,6 +426,10 @@ func (x *request) executeField(ctx context.Context, typeName string, g *fieldGro
 	if f.Name == "__typename" {
 		return typeName
 	}
+	if err := ctx.Err(); err != nil { // the client left: do no more work for it
+		x.addError(path, f.Position, err)
+		return nil
+	}
 	if f.Definition == nil { // validation prevents this
 		x.addError(path, f.Position, &codedError{code: CodeInternal, msg: fmt.Sprintf("field %s.%s is not in the schema", typeName, f.Name)})
 		return nil
@@ -526,7 +533,8 @@ func (x *request) completeList(ctx context.Context, elem *ast.Type, g *fieldGrou
 	n := rv.Len()
 	items := make([]any, n)
 	def := schema.Types[elem.Name()]
-	parallel := n > 1 && def != nil && def.Kind == ast.Object
+	// Introspection's lists call nothing: they are completed in place.
+	parallel := n > 1 && def != nil && def.Kind == ast.Object && !strings.HasPrefix(def.Name, "__")
 	var wg sync.WaitGroup
 	for i := range n {
 		p := appendPath(path, i)

@@ -154,6 +154,9 @@ func New(d Deps) http.Handler {
 			fmt.Sprintf("method %.64q is not allowed on %s; use %s", r.Method, r.URL.Path, allow))
 	})
 	overloaded := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The public answer says when to come back; the system's internal
+		// "don't retry" signal would contradict it.
+		w.Header().Del(fooddelivery.HeaderDontRetry)
 		w.Header().Set("Retry-After", "1")
 		writeRequestError(w, r, http.StatusServiceUnavailable, CodeOverloaded,
 			fmt.Sprintf("the gateway is busy: it is at its limit of %d requests at once, so this one was not run; try again in a second", d.Instance.Limit()))

@@ -111,7 +111,10 @@ func readGetRequest(r *http.Request) (Request, *httpError) {
 // the parser quotes the offending input, which may be huge.
 func parseQueryString(raw string) (url.Values, error) {
 	vals, err := url.ParseQuery(raw)
-	if err != nil {
+	switch {
+	case err != nil && strings.Contains(raw, ";"):
+		return nil, errors.New("separate parameters with &, not ; (escape a ; inside a value as %3B)")
+	case err != nil:
 		return nil, errors.New("a parameter is not valid URL encoding (escape % as %25)")
 	}
 	return vals, nil
@@ -189,7 +192,8 @@ type acceptRange struct {
 }
 
 // parseAccept reads an Accept header (RFC 9110, section 12.5.1). Entries
-// that do not parse are skipped; a missing or malformed q counts as 1.
+// that do not parse, including those whose q is not a qvalue (0 to 1 with
+// at most three decimals), are skipped; a missing q counts as 1.
 func parseAccept(h string) []acceptRange {
 	var out []acceptRange
 	for part := range strings.SplitSeq(h, ",") {
@@ -199,13 +203,33 @@ func parseAccept(h string) []acceptRange {
 		}
 		q := 1.0
 		if v, ok := params["q"]; ok {
-			if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f <= 1 {
-				q = f
+			if q, ok = qvalue(v); !ok {
+				continue
 			}
 		}
 		out = append(out, acceptRange{mt, q})
 	}
 	return out
+}
+
+// qvalue parses RFC 9110's qvalue: "0" or "1", optionally followed by a
+// point and up to three digits, at most 1.
+func qvalue(v string) (float64, bool) {
+	if len(v) == 0 || len(v) > 5 || (v[0] != '0' && v[0] != '1') {
+		return 0, false
+	}
+	if len(v) > 1 {
+		if v[1] != '.' {
+			return 0, false
+		}
+		for _, c := range v[2:] {
+			if c < '0' || c > '9' || (v[0] == '1' && c != '0') {
+				return 0, false
+			}
+		}
+	}
+	q, err := strconv.ParseFloat(v, 64)
+	return q, err == nil
 }
 
 // quality is how much ranges accept media type mt: the q of the most
@@ -223,7 +247,7 @@ func quality(ranges []acceptRange, mt string) float64 {
 		case "*/*":
 			s = 0
 		}
-		if s > specificity {
+		if s > specificity || (s == specificity && r.q > best) {
 			best, specificity = r.q, s
 		}
 	}
@@ -297,6 +321,7 @@ func writeResponse(w http.ResponseWriter, r *http.Request, status int, resp *Res
 		buf.WriteString(`{"errors":[{"message":"internal error: could not encode the response","extensions":{"code":"INTERNAL"}}]}` + "\n")
 	}
 	w.Header().Set("Content-Type", responseMediaType(r.Header.Get("Accept"))+"; charset=utf-8")
+	w.Header().Add("Vary", "Accept") // the media type and the status depend on it
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
 }

@@ -123,6 +123,9 @@ func TestGetRefusesMutationsAndMalformedParameters(t *testing.T) {
 		a := c.send(t, http.MethodGet, "/graphql?query=%zz", "")
 		assert.Equal(t, http.StatusBadRequest, a.status, "a bad URL escape")
 		assert.Contains(t, a.body, "URL encoding")
+		a = c.send(t, http.MethodGet, "/graphql?query={restaurants{id}};x=1", "")
+		assert.Equal(t, http.StatusBadRequest, a.status, "a semicolon between parameters")
+		assert.Contains(t, a.body, "not ;")
 
 		a = c.send(t, http.MethodGet, "/graphql", "", "Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
 		assert.Equal(t, http.StatusBadRequest, a.status, "a browser opening /graphql")
@@ -145,6 +148,10 @@ func TestResponseMediaTypeFollowsAccept(t *testing.T) {
 			{"application/json;q=0.9, application/graphql-response+json", mediaResponse},
 			{"application/json, application/graphql-response+json;q=0.5", mediaJSON},
 			{"application/graphql-response+json;q=0, application/json", mediaJSON},
+			{"application/graphql-response+json;q=-1, application/json;q=0.5", mediaJSON},
+			{"application/graphql-response+json;q=2, application/json;q=0.5", mediaJSON},
+			{"application/graphql-response+json;q=0x1p-1, application/json;q=0.4", mediaJSON},
+			{"application/graphql-response+json;q=0.3, application/graphql-response+json;q=0.9, application/json;q=0.5", mediaResponse},
 		} {
 			for _, method := range []string{http.MethodGet, http.MethodPost} {
 				var a answer
@@ -155,6 +162,7 @@ func TestResponseMediaTypeFollowsAccept(t *testing.T) {
 				}
 				assert.Equal(t, tc.want, a.mediaType, "%s with Accept %q", method, tc.accept)
 				assert.Equal(t, http.StatusOK, a.status, "%s with Accept %q", method, tc.accept)
+				assert.Contains(t, a.header.Values("Vary"), "Accept", "caches must key the answer by Accept")
 			}
 		}
 	})
@@ -219,6 +227,7 @@ func TestOverloadedGatewayAnswersInGraphQL(t *testing.T) {
 			a := c.get(t, accept, "query", "{ restaurants { id } }")
 			assert.Equal(t, http.StatusServiceUnavailable, a.status)
 			assert.Equal(t, "1", a.header.Get("Retry-After"), "the client is told when to come back")
+			assert.Empty(t, a.header.Get(fooddelivery.HeaderDontRetry), "and not told the opposite")
 			assert.Equal(t, accept, a.mediaType)
 			require.NotNil(t, a.resp, "a GraphQL client can show the answer: %s", a.body)
 			assert.Nil(t, a.resp.Data)

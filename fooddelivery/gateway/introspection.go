@@ -1,11 +1,14 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/validator/core"
 )
 
@@ -329,4 +332,99 @@ func rootType(def *ast.Definition) any {
 		return nil
 	}
 	return &introType{def: def}
+}
+
+// maxIntrospectionRoots is how many __schema and __type fields one
+// operation may select: enough to ask for a handful of types by name.
+const maxIntrospectionRoots = 10
+
+// checkIntrospection bounds what an operation's introspection can produce.
+// MaxIntrospectionDepth bounds how deep it nests, not how wide: aliases
+// multiply it (s0: __schema { ... } s1: __schema { ... }, and the same at
+// every level below), so a 3 KB query could ask for a 100 MB answer. So
+// an operation may select at most maxIntrospectionRoots introspection
+// root fields, and under them each field once per selection set, under
+// one response key (fragments merge as execution merges them). Then the
+// answer is at most maxIntrospectionRoots times the schema's own size
+// per level of nesting. It runs after validation.
+func checkIntrospection(doc *ast.QueryDocument, op *ast.OperationDefinition) *Error {
+	type group struct {
+		key, name string
+		pos       *ast.Position
+		sets      []ast.SelectionSet
+	}
+	visits := 0
+	const maxVisits = 100_000 // a walk this long is refused rather than finished
+	collect := func(sets []ast.SelectionSet) []*group {
+		var groups []*group
+		byKey := map[string]*group{}
+		seen := map[string]bool{}
+		var walk func(ast.SelectionSet)
+		walk = func(set ast.SelectionSet) {
+			for _, sel := range set {
+				visits++
+				switch sel := sel.(type) {
+				case *ast.Field:
+					key := cmp.Or(sel.Alias, sel.Name)
+					g := byKey[key]
+					if g == nil {
+						g = &group{key: key, name: sel.Name, pos: sel.Position}
+						byKey[key] = g
+						groups = append(groups, g)
+					}
+					g.sets = append(g.sets, sel.SelectionSet)
+				case *ast.InlineFragment:
+					walk(sel.SelectionSet)
+				case *ast.FragmentSpread:
+					if frag := doc.Fragments.ForName(sel.Name); frag != nil && !seen[sel.Name] {
+						seen[sel.Name] = true
+						walk(frag.SelectionSet)
+					}
+				}
+			}
+		}
+		for _, s := range sets {
+			walk(s)
+		}
+		return groups
+	}
+	fail := func(pos *ast.Position, format string, args ...any) *Error {
+		var locs []gqlerror.Location
+		if pos != nil {
+			locs = []gqlerror.Location{{Line: pos.Line, Column: pos.Column}}
+		}
+		e := locatedError(fmt.Sprintf(format, args...), locs, CodeValidationFailed)
+		return &e
+	}
+	var below func(sets []ast.SelectionSet) *Error
+	below = func(sets []ast.SelectionSet) *Error {
+		if visits > maxVisits {
+			return fail(nil, "the introspection query is too large to check; ask for the schema with one __schema field")
+		}
+		keyOf := map[string]string{}
+		for _, g := range collect(sets) {
+			if other, ok := keyOf[g.name]; ok && other != g.key && g.name != "__typename" {
+				return fail(g.pos, "introspection asks for %s twice, as %.64q and %.64q; ask for each introspection field once per selection",
+					g.name, other, g.key)
+			}
+			keyOf[g.name] = g.key
+			if e := below(g.sets); e != nil {
+				return e
+			}
+		}
+		return nil
+	}
+	roots := 0
+	for _, g := range collect([]ast.SelectionSet{op.SelectionSet}) {
+		if !introspectionRoot(g.name) {
+			continue
+		}
+		if roots++; roots > maxIntrospectionRoots {
+			return fail(g.pos, "the query selects more than %d introspection fields (__schema, __type); one __schema field describes the whole schema", maxIntrospectionRoots)
+		}
+		if e := below(g.sets); e != nil {
+			return e
+		}
+	}
+	return nil
 }

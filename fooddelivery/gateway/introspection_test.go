@@ -309,3 +309,34 @@ func TestIntrospectionIsBoundedAndDeferIsRefused(t *testing.T) {
 		assert.Zero(t, s.menu.restaurantsCalls.Load(), "a refused query runs nothing")
 	})
 }
+
+func TestIntrospectionCannotBeMultipliedByAliases(t *testing.T) {
+	s := newSystem()
+	serve(t, s.deps(), func(t *testing.T, c *client) {
+		for _, tc := range []struct{ name, q, says string }{
+			{"aliases of a list field", `{ __schema { a: types { name } b: types { name } } }`, "types twice"},
+			{"aliases through fragments", `{ __schema { types { ...A ...B } } } fragment A on __Type { x: ofType { name } } fragment B on __Type { y: ofType { name } }`, "ofType twice"},
+			{"aliases deep down", `{ __type(name: "Restaurant") { fields { type { a: ofType { name } b: ofType { kind } } } } }`, "ofType twice"},
+			{"too many roots", `{ ` + aliasedTypes(11) + ` }`, "more than 10 introspection fields"},
+		} {
+			resp := c.query(t, "", tc.q, nil)
+			require.NotEmpty(t, resp.Errors, tc.name)
+			assert.Equal(t, gateway.CodeValidationFailed, resp.Errors[0].Code(), tc.name)
+			assert.Contains(t, resp.Errors[0].Message, tc.says, tc.name)
+			assert.Nil(t, resp.Data, "%s: nothing ran", tc.name)
+		}
+		resp := c.query(t, "", `{ `+aliasedTypes(9)+` __schema { types { name } } __schema { types { name } } }`, nil)
+		assert.Empty(t, resp.Errors, "ten __type fields are fine, and the same field under the same key in two places merges")
+	})
+}
+
+// aliasedTypes selects n types by name, each under its own alias.
+func aliasedTypes(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(" t")
+		b.WriteString(strings.Repeat("x", i))
+		b.WriteString(`: __type(name: "Dish") { name }`)
+	}
+	return b.String()
+}
