@@ -482,9 +482,13 @@ func validate(service, route string, f Fault) error {
 	return nil
 }
 
+// validRetryAfter reports whether v is a Retry-After value as RFC 9110,
+// section 10.2.3, writes it, so that any client can read it: delta-seconds
+// (ASCII digits only, of any length: "+5" and "-0" are not) or an
+// HTTP-date in one of the forms http.ParseTime reads.
 func validRetryAfter(v string) bool {
-	if n, err := strconv.Atoi(v); err == nil {
-		return n >= 0
+	if v != "" && strings.Trim(v, "0123456789") == "" {
+		return true
 	}
 	_, err := http.ParseTime(v)
 	return err == nil

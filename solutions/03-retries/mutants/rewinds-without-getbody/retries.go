@@ -9,8 +9,10 @@ package retries
 import (
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -183,17 +185,27 @@ func Backoff(attempt int, base, cap time.Duration, r float64) time.Duration {
 	return time.Duration(r * float64(ceiling))
 }
 
+// maxRetryAfterSeconds is the longest Retry-After, in seconds, that a
+// time.Duration holds.
+const maxRetryAfterSeconds = uint64(math.MaxInt64 / int64(time.Second))
+
 // RetryAfter returns how long the Retry-After header in h asks the client
 // to wait, measured from now: delta-seconds ("120") or an HTTP-date ("Wed,
 // 21 Oct 2015 07:28:00 GMT", and the two obsolete date forms), RFC 9110
-// section 10.2.3. A date in the past means 0. It returns false when the
-// header is absent or malformed (a negative or fractional number, text).
+// section 10.2.3. A date in the past means 0; a number of seconds too
+// large for a time.Duration (over 292 years) means the longest wait a
+// Duration holds. It returns false when the header is absent or malformed
+// (a signed or fractional number, text).
 func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	v := h.Get("Retry-After")
 	if v == "" {
 		return 0, false
 	}
-	if secs, err := strconv.ParseUint(v, 10, 32); err == nil {
+	if strings.Trim(v, "0123456789") == "" { // delta-seconds: digits only, of any length
+		secs, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || secs > maxRetryAfterSeconds { // too large for a Duration
+			secs = maxRetryAfterSeconds
+		}
 		return time.Duration(secs) * time.Second, true
 	}
 	if when, err := http.ParseTime(v); err == nil {
