@@ -45,6 +45,14 @@ func NewInstance(name string, limit int, m *Metrics) *Instance {
 // counts the request in Metrics.Route(in.Name, route), applies the
 // instance's concurrency limit, and makes the request id available to h
 // through RequestIDFrom.
+//
+// A HeaderRequestID that breaks CheckRequestID (longer than
+// MaxRequestIDLen, or not printable ASCII) is not propagated: the request
+// gets a fresh NewRequestID instead, in its header (which the fault hook
+// and h read) and its context (which the calls h makes carry onwards). The
+// request itself is served: an id is for tracing, and a call from inside
+// the system must not fail over it. The gateway, the system's edge,
+// refuses such ids instead, so that clients learn of the rule.
 func (in *Instance) Route(route string, h http.Handler) http.Handler {
 	stats := in.Metrics.Route(in.Name, route)
 	if in.Faults != nil {
@@ -67,6 +75,9 @@ func (in *Instance) Route(route string, h http.Handler) http.Handler {
 		stats.Enter()
 		defer stats.Leave()
 		ctx := r.Context()
+		if CheckRequestID(r.Header.Get(HeaderRequestID)) != nil {
+			r.Header.Set(HeaderRequestID, NewRequestID())
+		}
 		if id := r.Header.Get(HeaderRequestID); id != "" {
 			ctx = WithRequestID(ctx, id)
 		}
