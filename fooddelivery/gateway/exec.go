@@ -147,7 +147,7 @@ func pickOperation(doc *ast.QueryDocument, name string) (*ast.OperationDefinitio
 		if op := doc.Operations.ForName(name); op != nil {
 			return op, nil
 		}
-		return fail(fmt.Sprintf("operationName %q names no operation in the query; it defines %s", name, operationNames(doc)))
+		return fail(fmt.Sprintf("operationName %s names no operation in the query; it defines %s", quote(name), operationNames(doc)))
 	}
 	switch len(doc.Operations) {
 	case 0:
@@ -166,7 +166,7 @@ func operationNames(doc *ast.QueryDocument) string {
 			names = append(names, "an anonymous one")
 			continue
 		}
-		names = append(names, fmt.Sprintf("%q", op.Name))
+		names = append(names, quote(op.Name))
 	}
 	if len(names) == 0 {
 		return "none"

@@ -122,7 +122,7 @@ func New(d Deps) http.Handler {
 	r := chi.NewRouter()
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeRequestError(w, http.StatusNotFound, CodeRouteNotFound,
-			fmt.Sprintf("no route %s %s: the API is POST /graphql", r.Method, r.URL.Path))
+			fmt.Sprintf("no route %s %s: the API is POST /graphql", fooddelivery.Quote(r.Method), fooddelivery.Quote(r.URL.Path)))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		allow := http.MethodPost
@@ -131,9 +131,9 @@ func New(d Deps) http.Handler {
 		}
 		w.Header().Set("Allow", allow)
 		writeRequestError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed,
-			fmt.Sprintf("method %s is not allowed on %s; use %s", r.Method, r.URL.Path, allow))
+			fmt.Sprintf("method %s is not allowed on %s; use %s", fooddelivery.Quote(r.Method), r.URL.Path, allow))
 	})
-	r.Method(http.MethodPost, "/graphql", d.Instance.Route("POST /graphql", http.HandlerFunc(s.serveGraphQL)))
+	r.Method(http.MethodPost, "/graphql", refuseBadRequestID(d.Instance.Route("POST /graphql", http.HandlerFunc(s.serveGraphQL))))
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fooddelivery.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -204,10 +204,10 @@ func checkContentType(ct string) (status int, code, msg string) {
 	}
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil || mt != "application/json" {
-		return http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, fmt.Sprintf("unsupported Content-Type %q; %s", ct, want)
+		return http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, fmt.Sprintf("unsupported Content-Type %s; %s", fooddelivery.Quote(ct), want)
 	}
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		return http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, fmt.Sprintf("unsupported charset %q; the body must be UTF-8", cs)
+		return http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, fmt.Sprintf("unsupported charset %s; the body must be UTF-8", fooddelivery.Quote(cs))
 	}
 	return 0, "", ""
 }
@@ -238,6 +238,7 @@ func writeRequestError(w http.ResponseWriter, status int, code, msg string) {
 }
 
 func writeResponse(w http.ResponseWriter, status int, resp *Response) {
+	clipMessages(resp)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // messages quote "<token>"; keep them readable

@@ -59,7 +59,7 @@ func init() {
 					return r, err // err: a fallback's list (lab 07)
 				}
 			}
-			return nil, &codedError{code: CodeNotFound, msg: fmt.Sprintf("there is no restaurant %q", id), err: fooddelivery.ErrNotFound}
+			return nil, &codedError{code: CodeNotFound, msg: "there is no restaurant " + fooddelivery.Quote(id), err: fooddelivery.ErrNotFound}
 		},
 		"Query.home": func(context.Context, *request, any, map[string]any) (any, error) {
 			return home{}, nil
@@ -78,7 +78,7 @@ func init() {
 				return nil, err
 			}
 			if o.User != user { // do not tell strangers the order exists
-				return nil, &codedError{code: CodeNotFound, msg: fmt.Sprintf("you have no order %q", id), err: fooddelivery.ErrNotFound}
+				return nil, &codedError{code: CodeNotFound, msg: "you have no order " + fooddelivery.Quote(id), err: fooddelivery.ErrNotFound}
 			}
 			return o, nil
 		},
