@@ -127,7 +127,7 @@ func handlePlaceOrder(d Deps, stats *fooddelivery.RouteStats) http.Handler {
 		var err error
 		downstream(r, func() { menu, err = d.Menu.Menu(ctx, in.RestaurantID) })
 		if errors.Is(err, fooddelivery.ErrNotFound) {
-			fooddelivery.WriteError(w, http.StatusUnprocessableEntity, "invalid_order", "no restaurant "+strconv.Quote(in.RestaurantID))
+			fooddelivery.WriteError(w, http.StatusUnprocessableEntity, "invalid_order", "no restaurant "+fooddelivery.Quote(in.RestaurantID))
 			return
 		}
 		if err != nil {
@@ -189,7 +189,7 @@ func validate(in fooddelivery.PlaceOrderInput) string {
 	}
 	for _, it := range in.Items {
 		if it.Quantity < 1 || it.Quantity > MaxQuantity {
-			return "quantity of " + strconv.Quote(it.DishID) + " must be between 1 and " +
+			return "quantity of " + fooddelivery.Quote(it.DishID) + " must be between 1 and " +
 				strconv.Itoa(MaxQuantity) + ", got " + strconv.Itoa(it.Quantity)
 		}
 	}
@@ -207,7 +207,7 @@ func price(menu fooddelivery.Menu, items []fooddelivery.OrderItem) (int, string)
 	for _, it := range items {
 		p, ok := prices[it.DishID]
 		if !ok {
-			return 0, "restaurant " + strconv.Quote(menu.RestaurantID) + " has no dish " + strconv.Quote(it.DishID)
+			return 0, "restaurant " + fooddelivery.Quote(menu.RestaurantID) + " has no dish " + fooddelivery.Quote(it.DishID)
 		}
 		total += p * it.Quantity
 	}
@@ -219,7 +219,7 @@ func handleGetOrder(s *Store) http.Handler {
 		id := chi.URLParam(r, "id")
 		o, ok := s.Get(id)
 		if !ok {
-			fooddelivery.WriteError(w, http.StatusNotFound, "order_not_found", "no order "+strconv.Quote(id))
+			fooddelivery.WriteError(w, http.StatusNotFound, "order_not_found", "no order "+fooddelivery.Quote(id))
 			return
 		}
 		fooddelivery.WriteJSON(w, http.StatusOK, o)
@@ -232,7 +232,7 @@ func handleDailyReport(s *Store) http.Handler {
 		if q := r.URL.Query().Get("day"); q != "" {
 			var err error
 			if day, err = time.Parse(time.DateOnly, q); err != nil {
-				fooddelivery.WriteError(w, http.StatusBadRequest, "bad_request", "day must be YYYY-MM-DD, got "+strconv.Quote(q))
+				fooddelivery.WriteError(w, http.StatusBadRequest, "bad_request", "day must be YYYY-MM-DD, got "+fooddelivery.Quote(q))
 				return
 			}
 		}

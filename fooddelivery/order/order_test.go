@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -356,4 +357,51 @@ func TestUnknownOrderIsNotFound(t *testing.T) {
 		_, err := s.orders.Order(t.Context(), "ord-404")
 		assert.ErrorIs(t, err, fooddelivery.ErrNotFound, "an unknown order id")
 	})
+}
+
+func TestClientInputIsEchoedTruncated(t *testing.T) {
+	huge := strings.Repeat("x", 900_000)
+	cases := []struct {
+		name  string
+		call  func(s *system, ctx context.Context) error
+		says  string
+		total string // the length the message reports
+	}{
+		{"an unknown restaurant", func(s *system, ctx context.Context) error {
+			in := pizza
+			in.RestaurantID = huge
+			_, err := s.orders.PlaceOrder(ctx, "alice", in)
+			return err
+		}, "no restaurant", "(900000 bytes)"},
+		{"an unknown dish", func(s *system, ctx context.Context) error {
+			in := pizza
+			in.Items = []fooddelivery.OrderItem{{DishID: huge, Quantity: 1}}
+			_, err := s.orders.PlaceOrder(ctx, "alice", in)
+			return err
+		}, "has no dish", "(900000 bytes)"},
+		{"a quantity out of range", func(s *system, ctx context.Context) error {
+			in := pizza
+			in.Items = []fooddelivery.OrderItem{{DishID: huge, Quantity: 0}}
+			_, err := s.orders.PlaceOrder(ctx, "alice", in)
+			return err
+		}, "quantity", "(900000 bytes)"},
+		{"an unknown order id", func(s *system, ctx context.Context) error {
+			_, err := s.orders.Order(ctx, huge[:50_000])
+			return err
+		}, "no order", "(50000 bytes)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := start(t, options{})
+
+				err := tc.call(s, t.Context())
+
+				ce := callError(t, err)
+				assert.Contains(t, ce.Message, tc.says, "the message says what is wrong")
+				assert.Contains(t, ce.Message, tc.total, "and how long the value was")
+				assert.Less(t, len(ce.Message), 300, "the value comes back truncated: %s", ce.Message)
+			})
+		})
+	}
 }
