@@ -3,6 +3,7 @@ package order_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -217,6 +218,89 @@ func TestInvalidOrdersAreRejectedWithoutCharging(t *testing.T) {
 			})
 		})
 	}
+}
+
+func TestRepeatedDishesAreMergedIntoOneLine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := start(t, options{})
+		in := pizza
+		in.Items = []fooddelivery.OrderItem{
+			{DishID: "luigis-margherita", Quantity: 2},
+			{DishID: "luigis-tiramisu", Quantity: 1},
+			{DishID: "luigis-margherita", Quantity: 3},
+		}
+
+		o, err := s.orders.PlaceOrder(t.Context(), "alice", in)
+
+		require.NoError(t, err, "two lines of one dish are a valid order")
+		want := []fooddelivery.OrderItem{{DishID: "luigis-margherita", Quantity: 5}, {DishID: "luigis-tiramisu", Quantity: 1}}
+		assert.Equal(t, want, o.Items, "one line per dish, where it first appears, with the summed quantity")
+		assert.Equal(t, 5*1150+650, o.TotalCents, "priced once per dish")
+		stored, _ := s.store.Get(o.ID)
+		assert.Equal(t, want, stored.Items, "the stored order has the merged lines")
+		assert.Equal(t, o.TotalCents, s.ledger.TotalCents(), "charged the merged total")
+	})
+}
+
+func TestOrderSizeIsCapped(t *testing.T) {
+	repeat := func(dish string, qty, lines int) []fooddelivery.OrderItem {
+		items := make([]fooddelivery.OrderItem, lines)
+		for i := range items {
+			items[i] = fooddelivery.OrderItem{DishID: dish, Quantity: qty}
+		}
+		return items
+	}
+	distinct := make([]fooddelivery.OrderItem, order.MaxLines+1)
+	for i := range distinct {
+		distinct[i] = fooddelivery.OrderItem{DishID: fmt.Sprint("dish-", i), Quantity: 1}
+	}
+	cases := []struct {
+		name  string
+		items []fooddelivery.OrderItem
+		says  []string
+	}{
+		{"1,000 lines of one dish, quantity 1", repeat("luigis-margherita", 1, 1000),
+			[]string{"at most 50 lines", "got 1000", "one line with its total quantity"}},
+		{"51 different dishes", distinct, []string{"at most 50 lines", "got 51"}},
+		{"one dish on two lines of 30", repeat("luigis-margherita", 30, 2),
+			[]string{"at most 50 of one dish", `"luigis-margherita"`, "ordered 60 times over 2 lines"}},
+		{"one dish on 50 lines of 2", repeat("luigis-margherita", 2, 50),
+			[]string{"at most 50 of one dish", "ordered 100 times over 50 lines"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := start(t, options{})
+				in := pizza
+				in.Items = tc.items
+
+				_, err := s.orders.PlaceOrder(t.Context(), "alice", in)
+
+				require.ErrorIs(t, err, fooddelivery.ErrRejected, "%s is refused", tc.name)
+				ce := callError(t, err)
+				assert.Equal(t, http.StatusBadRequest, ce.Status, "the order is malformed")
+				assert.Equal(t, "bad_request", ce.Code)
+				for _, want := range tc.says {
+					assert.Contains(t, ce.Message, want, "the message states the rule and the value")
+				}
+				assert.Equal(t, 0, s.ledger.Total(), "nothing is charged")
+				assert.Equal(t, 0, s.store.Len(), "nothing is stored")
+			})
+		})
+	}
+
+	t.Run("50 of one dish over 50 lines", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := start(t, options{})
+			in := pizza
+			in.Items = repeat("luigis-margherita", 1, order.MaxLines)
+
+			o, err := s.orders.PlaceOrder(t.Context(), "alice", in)
+
+			require.NoError(t, err, "exactly at both limits is fine")
+			assert.Equal(t, []fooddelivery.OrderItem{{DishID: "luigis-margherita", Quantity: order.MaxQuantity}}, o.Items)
+		})
+	})
 }
 
 func TestDeclinedCardFailsThePaymentAndIsNotCharged(t *testing.T) {
