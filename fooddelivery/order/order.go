@@ -58,7 +58,8 @@ type Deps struct {
 //	                          more than MaxLines lines, a line's quantity outside 1..MaxQuantity,
 //	                          more than MaxQuantity of one dish over all its lines
 //	                      422 "invalid_order": unknown restaurant or dish (nothing is charged)
-//	                      402 "payment_declined": the card was declined
+//	                      402 "payment_declined": payment refused the card (declined, or a card it
+//	                          does not know); the message carries payment's code and message
 //	                      504 "<dep>_timeout", 502 "<dep>_unavailable", 503 "<dep>_overloaded"
 //	                          (with fooddelivery.HeaderDontRetry), for dep "menu" or "payment":
 //	                          see fooddelivery.WriteDependencyError

@@ -322,6 +322,29 @@ func TestDeclinedCardFailsThePaymentAndIsNotCharged(t *testing.T) {
 	})
 }
 
+func TestUnknownCardFailsThePaymentAndIsNotCharged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := start(t, options{})
+		in := pizza
+		in.Card = "tok_amex"
+
+		_, err := s.orders.PlaceOrder(t.Context(), "bob", in)
+
+		require.ErrorIs(t, err, fooddelivery.ErrRejected, "an unknown card is a rejection, not an outage")
+		ce := callError(t, err)
+		assert.Equal(t, http.StatusPaymentRequired, ce.Status, "status")
+		assert.Equal(t, "payment_declined", ce.Code, "code")
+		assert.Contains(t, ce.Message, "card_unknown", "the message carries payment's code")
+		assert.Contains(t, ce.Message, `"tok_amex"`, "and names the card")
+		assert.False(t, ce.DontRetry, "a rejection needs no don't-retry signal: a 402 is never retried")
+		assert.Equal(t, int64(1), s.metrics.Route("payment", "POST /charges").Received.Load(), "payment was asked once")
+		assert.Equal(t, 0, s.ledger.Total(), "nothing charged")
+		orders := s.store.Orders()
+		require.Len(t, orders, 1, "the failed order is stored")
+		assert.Equal(t, fooddelivery.OrderPaymentKO, orders[0].Status, "status of the stored order")
+	})
+}
+
 func TestPaymentOutagesReachTheCallerWithTheirMeaning(t *testing.T) {
 	cases := []struct {
 		name      string

@@ -9,7 +9,9 @@ package payment
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/go-chi/chi/v5"
@@ -18,8 +20,25 @@ import (
 )
 
 // DeclinedCard is the card token the service always declines (HTTP 402,
-// code "card_declined"); any other non-empty token is charged.
+// code "card_declined").
 const DeclinedCard = "tok_declined"
+
+// testCards are the tokens the service charges; see TestCards.
+var testCards = []string{"tok_visa", "tok_mastercard"}
+
+// TestCards returns the card tokens the service charges, in a new slice:
+// "tok_visa" and "tok_mastercard", test tokens in the style of Stripe's
+// test mode. DeclinedCard is known too and always declined; any other
+// token is refused with HTTP 402, code "card_unknown", and nothing is
+// charged. The gateway's schema lists the same tokens in the description
+// of PlaceOrderInput.card, and a test keeps the two in step.
+func TestCards() []string { return append([]string(nil), testCards...) }
+
+// unknownCardMessage is the message of a 402 "card_unknown" for card.
+func unknownCardMessage(card string) string {
+	return "card " + fooddelivery.Quote(card) + " is not a card this service knows; the test cards are " +
+		strings.Join(testCards, " and ") + " (charged) and " + DeclinedCard + " (always declined); nothing was charged"
+}
 
 // Deps is everything the payment service needs.
 type Deps struct {
@@ -45,6 +64,8 @@ type Deps struct {
 //	POST /charges            ChargeRequest -> 201 Charge
 //	                         400 "bad_request": malformed JSON, missing orderId or card, amountCents <= 0
 //	                         402 "card_declined": card DeclinedCard (nothing is charged)
+//	                         402 "card_unknown": a card that is neither in TestCards nor DeclinedCard
+//	                             (nothing is charged)
 //	                         with Deps.Keys: 400 "idempotency_key_missing", 409 "idempotency_key_in_use",
 //	                         422 "idempotency_key_reused", or a stored response replayed with
 //	                         HeaderReplayed (see KeyStore); with Deps.Processor: 503 "processor_unavailable"
@@ -90,6 +111,9 @@ func handleCharge(l *Ledger, stats *fooddelivery.RouteStats) http.Handler {
 			return
 		case req.Card == DeclinedCard:
 			fooddelivery.WriteError(w, http.StatusPaymentRequired, "card_declined", "the card was declined; nothing was charged")
+			return
+		case !slices.Contains(testCards, req.Card):
+			fooddelivery.WriteError(w, http.StatusPaymentRequired, "card_unknown", unknownCardMessage(req.Card))
 			return
 		}
 		if r.Context().Err() != nil {

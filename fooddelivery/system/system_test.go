@@ -158,3 +158,27 @@ func jsonField(t *testing.T, data json.RawMessage, path ...string) json.RawMessa
 	}
 	return data
 }
+
+func TestUnknownCardReachesTheClientAsBadRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys, err := system.Start(system.Config{})
+		require.NoError(t, err)
+		defer sys.Close()
+		in := sampleOrder(map[string]any{"dishId": system.SampleDish, "quantity": 1})
+		in["card"] = "tok_amex"
+
+		resp, _, err := sys.GraphQL(context.Background(), system.SampleToken, placeOrderMutation, map[string]any{"in": in})
+
+		require.NoError(t, err)
+		e := resp.ErrorAt("placeOrder")
+		require.NotNil(t, e, "errors: %+v", resp.Errors)
+		assert.Equal(t, gateway.CodeBadRequest, e.Code(), "an unknown card is the client's mistake, not an outage")
+		assert.Contains(t, e.Message, "card_unknown")
+		assert.Contains(t, e.Message, "tok_visa", "the message says which cards work")
+		assert.Zero(t, sys.Ledger.Total(), "nothing is charged")
+		assert.Equal(t, int64(1), sys.Metrics.Route("payment", "POST /charges").Received.Load(), "the charge is not retried")
+		orders := sys.Store.Orders()
+		require.Len(t, orders, 1)
+		assert.Equal(t, "PAYMENT_FAILED", orders[0].Status, "the order is stored as a failed payment")
+	})
+}
