@@ -2,9 +2,12 @@
 // charges cards and keeps a ledger of the charges it executed, which tests
 // read to count double charges.
 //
-// By default the service ignores fooddelivery.HeaderIdempotencyKey: every
-// accepted POST /charges executes a new charge. Recognising repeated
-// requests is the subject of lab 08, which plugs a KeyStore into Deps.Keys.
+// By default the service does not act on fooddelivery.HeaderIdempotencyKey:
+// every accepted POST /charges executes a new charge. It does check the
+// key's form (fooddelivery.CheckIdempotencyKey) and refuses a malformed
+// one, so that no client is misled into thinking a key protects it.
+// Recognising repeated requests is the subject of lab 08, which plugs a
+// KeyStore into Deps.Keys.
 package payment
 
 import (
@@ -51,7 +54,8 @@ type Deps struct {
 	// Keys (lab 08) makes POST /charges idempotent: every request is
 	// checked against this store by its fooddelivery.HeaderIdempotencyKey
 	// and replayed, refused (400, 409, 422) or run (see KeyStore). nil
-	// means the key is ignored and every accepted request charges.
+	// means the key is not acted on (its form is still checked) and every
+	// accepted request charges.
 	Keys KeyStore
 	// Processor (lab 08) models the card processor that POST /charges
 	// calls after the idempotency check: latency, outages, a call count.
@@ -66,6 +70,8 @@ type Deps struct {
 //	                         402 "card_declined": card DeclinedCard (nothing is charged)
 //	                         402 "card_unknown": a card that is neither in TestCards nor DeclinedCard
 //	                             (nothing is charged)
+//	                         400 "idempotency_key_invalid": more than one Idempotency-Key header, or a key
+//	                             that breaks fooddelivery.CheckIdempotencyKey (with or without Deps.Keys)
 //	                         with Deps.Keys: 400 "idempotency_key_missing", 409 "idempotency_key_in_use",
 //	                         422 "idempotency_key_reused", or a stored response replayed with
 //	                         HeaderReplayed (see KeyStore); with Deps.Processor: 503 "processor_unavailable"
@@ -87,6 +93,7 @@ func routes(r chi.Router, d Deps) {
 	if d.Keys != nil {
 		charge = idempotent(d.Keys, charge)
 	}
+	charge = checkKey(charge)
 	r.Method("POST", "/charges", in.Route("POST /charges", charge))
 	r.Method("GET", "/charges", in.Route("GET /charges", handleListCharges(d.Ledger)))
 }

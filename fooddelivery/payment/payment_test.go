@@ -144,6 +144,26 @@ func TestKeyedClientDoesNotRetryAnUnknownCard(t *testing.T) {
 	})
 }
 
+func TestOverLongIdempotencyKeyIsRefusedOverTheWire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &harness{metrics: fooddelivery.NewMetrics(), ledger: payment.NewLedger()}
+		_, hc := servetest.Serve(t, "payment", payment.New(payment.Deps{Instance: fooddelivery.NewInstance("payment", 10, h.metrics), Ledger: h.ledger}))
+		key := strings.Repeat("k", fooddelivery.MaxIdempotencyKeyLen+1)
+
+		// CallJSON, not the client: the client refuses to send such a key.
+		_, err := fooddelivery.CallJSON(t.Context(), hc, "payment", http.MethodPost, memnet.ServiceURL("payment")+"/charges",
+			http.Header{fooddelivery.HeaderIdempotencyKey: {key}},
+			fooddelivery.ChargeRequest{OrderID: "ord-1", AmountCents: 100, Card: "tok_visa"}, nil)
+
+		require.ErrorIs(t, err, fooddelivery.ErrRejected, "the key is refused, not silently ignored")
+		ce := callError(t, err)
+		assert.Equal(t, http.StatusBadRequest, ce.Status)
+		assert.Equal(t, "idempotency_key_invalid", ce.Code)
+		assert.Contains(t, ce.Message, "at most 255 bytes")
+		assert.Equal(t, 0, h.ledger.Total(), "nothing is charged")
+	})
+}
+
 func TestInvalidChargeRequestsAreRejected(t *testing.T) {
 	cases := []struct {
 		name string
