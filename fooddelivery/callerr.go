@@ -307,14 +307,31 @@ const MaxRequestBytes = 1 << 20
 // into v. Reading to the end matters: only then does net/http watch the
 // connection, so that r.Context() is cancelled when the caller hangs up.
 // It returns an error for a body that is too large, unreadable or not
-// valid JSON; the handler should answer 400.
+// valid JSON; the handler should answer 400. The error's text is bounded:
+// a number that does not fit its field is quoted with Quote.
 func ReadJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
 	if err != nil {
 		return fmt.Errorf("reading body: %w", err)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("decoding body: %w", err)
+		return fmt.Errorf("decoding body: %w", boundJSONError(err))
 	}
 	return nil
+}
+
+// boundJSONError returns err with the client's text in it quoted by Quote:
+// encoding/json echoes a whole number literal that does not fit its field
+// ("cannot unmarshal number 1111...1 into ... of type int").
+func boundJSONError(err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	if lit, ok := strings.CutPrefix(te.Value, "number "); ok && len(lit) > MaxQuotedBytes {
+		short := *te
+		short.Value = "number " + Quote(lit)
+		return &short
+	}
+	return err
 }

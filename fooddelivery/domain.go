@@ -37,8 +37,10 @@ type OrderItem struct {
 type PlaceOrderInput struct {
 	RestaurantID string      `json:"restaurantId"`
 	Items        []OrderItem `json:"items"`
-	// Card is a token for the customer's card; "tok_visa" always works in
-	// the payment service, "tok_declined" is always declined.
+	// Card is a token for the customer's card. The payment service charges
+	// the test tokens that payment.TestCards lists ("tok_visa",
+	// "tok_mastercard"), always declines "tok_declined" and refuses any
+	// other token as unknown.
 	Card string `json:"card"`
 }
 

@@ -36,11 +36,29 @@ const (
 
 	// HeaderIdempotencyKey is the key a client sends so that a server can
 	// recognise a repeated request (draft-ietf-httpapi-idempotency-key-header).
+	// Its value must pass CheckIdempotencyKey.
 	HeaderIdempotencyKey = "Idempotency-Key"
 
 	// HeaderUser names the authenticated user; the gateway sets it after the
 	// auth check, downstream services trust it.
 	HeaderUser = "X-User"
+)
+
+// Limits on the wire headers above. CheckIdempotencyKey and CheckRequestID
+// apply them.
+const (
+	// MaxIdempotencyKeyLen is the longest HeaderIdempotencyKey accepted:
+	// 255 bytes. Stripe's API reference ("Idempotent requests",
+	// https://docs.stripe.com/api/idempotent_requests) says its keys "are
+	// up to 255 characters long"; keys here are printable ASCII, so
+	// characters and bytes are the same count. A UUID is 36.
+	MaxIdempotencyKeyLen = 255
+
+	// MaxRequestIDLen is the longest HeaderRequestID accepted, in bytes:
+	// 128, room for any trace or request id format in use (a W3C
+	// traceparent is 55, a UUID 36) while keeping ids in logs and fault
+	// draws small.
+	MaxRequestIDLen = 128
 )
 
 // Sentinel errors. Service clients in this module wrap them (with %w) so

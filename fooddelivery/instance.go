@@ -46,6 +46,14 @@ func NewInstance(name string, limit int, m *Metrics) *Instance {
 // instance's concurrency limit, and makes the request id available to h
 // through RequestIDFrom. A request over the limit gets 503 with
 // HeaderDontRetry and the JSON error {"code":"overloaded","message":...}.
+//
+// A HeaderRequestID that breaks CheckRequestID (longer than
+// MaxRequestIDLen, or not printable ASCII) is not propagated: the request
+// gets a fresh NewRequestID instead, in its header (which the fault hook
+// and h read) and its context (which the calls h makes carry onwards). The
+// request itself is served: an id is for tracing, and a call from inside
+// the system must not fail over it. The gateway, the system's edge,
+// refuses such ids instead, so that clients learn of the rule.
 func (in *Instance) Route(route string, h http.Handler) http.Handler {
 	return in.RouteWith(route, h, nil)
 }
@@ -83,6 +91,9 @@ func (in *Instance) RouteWith(route string, h http.Handler, overloaded http.Hand
 		stats.Enter()
 		defer stats.Leave()
 		ctx := r.Context()
+		if CheckRequestID(r.Header.Get(HeaderRequestID)) != nil {
+			r.Header.Set(HeaderRequestID, NewRequestID())
+		}
 		if id := r.Header.Get(HeaderRequestID); id != "" {
 			ctx = WithRequestID(ctx, id)
 		}

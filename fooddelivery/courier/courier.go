@@ -114,14 +114,14 @@ func handlePutRow(b *Board) http.Handler {
 		}
 		version, ok := parseVersion(match)
 		if !ok {
-			fooddelivery.WriteError(w, http.StatusBadRequest, "bad_request", "If-Match must be a version number, got "+strconv.Quote(match))
+			fooddelivery.WriteError(w, http.StatusBadRequest, "bad_request", "If-Match must be a version number, got "+fooddelivery.Quote(match))
 			return
 		}
 		row, ok := b.Put(name, version, req.Value)
 		w.Header().Set("ETag", etag(row.Version))
 		if !ok {
 			fooddelivery.WriteError(w, http.StatusConflict, "version_conflict",
-				"row "+strconv.Quote(name)+" is at version "+strconv.FormatInt(row.Version, 10)+", not "+strconv.FormatInt(version, 10))
+				"row "+fooddelivery.Quote(name)+" is at version "+strconv.FormatInt(row.Version, 10)+", not "+strconv.FormatInt(version, 10))
 			return
 		}
 		fooddelivery.WriteJSON(w, http.StatusOK, row)

@@ -1,6 +1,8 @@
 package courier_test
 
 import (
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -116,5 +118,22 @@ func TestConcurrentClaimsAllLandWhenWritersReReadOnConflict(t *testing.T) {
 
 		assert.Equal(t, int64(writers), h.board.Row("r").Version, "each of the %d writers landed exactly one write", writers)
 		assert.Equal(t, int64(writers), h.board.Writes(), "writes accepted by the board")
+	})
+}
+
+func TestVersionConflictEchoesTheRowNameTruncated(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, courier.NewBoard())
+		row := strings.Repeat("r", 50_000)
+		_, err := h.client.PutRow(t.Context(), row, 0, "app-1")
+		require.NoError(t, err, "the first write wins")
+
+		_, err = h.client.PutRow(t.Context(), row, 0, "app-2")
+
+		require.True(t, courier.IsVersionConflict(err), "a stale write conflicts: %.300v", err)
+		var ce *fooddelivery.CallError
+		require.True(t, errors.As(err, &ce))
+		assert.Contains(t, ce.Message, "(50000 bytes)", "the message says how long the row name was")
+		assert.Less(t, len(ce.Message), 200, "the row name comes back truncated: %s", ce.Message)
 	})
 }

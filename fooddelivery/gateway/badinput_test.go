@@ -1,11 +1,13 @@
 package gateway_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/gateway"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -88,4 +90,134 @@ func TestMalformedRequestsGetUsefulErrorsNever500(t *testing.T) {
 			})
 		})
 	}
+}
+
+func TestRequestIDThatBreaksTheRuleIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, id string
+		says     []string
+	}{
+		{"10,000 characters", strings.Repeat("r", 10_000), []string{"X-Request-Id must be at most 128 bytes", "(10000 bytes)"}},
+		{"129 characters", strings.Repeat("r", 129), []string{"at most 128 bytes", "got 129 bytes"}},
+		{"a tab inside", "req\t1", []string{"printable ASCII", "0x09"}},
+		{"non-ASCII", "réq-1", []string{"printable ASCII", "0xc3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSystem()
+			serve(t, s.deps(), func(t *testing.T, c *client) {
+				req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(body("{ restaurants { id } }", nil)))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set(fooddelivery.HeaderRequestID, tc.id)
+				hresp, err := c.hc.Do(req)
+				require.NoError(t, err)
+				defer hresp.Body.Close()
+
+				assert.Equal(t, http.StatusBadRequest, hresp.StatusCode, "an id that breaks the rule is the client's mistake")
+				var resp gateway.Response
+				require.NoError(t, json.NewDecoder(hresp.Body).Decode(&resp), "the answer is a GraphQL response")
+				assert.Nil(t, resp.Data, "nothing ran")
+				require.Len(t, resp.Errors, 1)
+				assert.Equal(t, gateway.CodeMalformedRequest, resp.Errors[0].Code())
+				for _, want := range tc.says {
+					assert.Contains(t, resp.Errors[0].Message, want, "the message states the rule and the value")
+				}
+				assert.Less(t, len(resp.Errors[0].Message), 400, "the id is echoed truncated: %s", resp.Errors[0].Message)
+				assert.NotContains(t, hresp.Header.Get(fooddelivery.HeaderRequestID), tc.id, "the bad id is not echoed back as a header")
+				assert.Zero(t, s.menu.restaurantsCalls.Load(), "nothing is executed")
+			})
+		})
+	}
+
+	t.Run("128 characters", func(t *testing.T) {
+		s := newSystem()
+		serve(t, s.deps(), func(t *testing.T, c *client) {
+			id := strings.Repeat("r", fooddelivery.MaxRequestIDLen)
+			req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(body("{ restaurants { id } }", nil)))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set(fooddelivery.HeaderRequestID, id)
+			hresp, err := c.hc.Do(req)
+			require.NoError(t, err)
+			hresp.Body.Close()
+			assert.Equal(t, http.StatusOK, hresp.StatusCode, "an id of exactly the limit is fine")
+			assert.Equal(t, id, hresp.Header.Get(fooddelivery.HeaderRequestID), "and is echoed")
+			assert.Equal(t, []string{id}, s.menu.requestIDs, "and reaches the dependencies")
+		})
+	})
+}
+
+func TestLongInputIsEchoedTruncated(t *testing.T) {
+	huge := strings.Repeat("x", 900_000)
+	for _, tc := range []struct {
+		name   string
+		req    gateway.Request
+		path   []any  // the field error's path; nil for a request error
+		code   string // extensions.code
+		says   []string
+		maxLen int
+	}{
+		{name: "a 900 KB restaurant id", req: gateway.Request{Query: `query($id: ID!) { restaurant(id: $id) { id } }`, Variables: map[string]any{"id": huge}},
+			path: []any{"restaurant"}, code: gateway.CodeNotFound, says: []string{"there is no restaurant", `"xxxx`, "(900000 bytes)"}, maxLen: 400},
+		{name: "a 900 KB id of someone else's order", req: gateway.Request{Query: `query($id: ID!) { order(id: $id) { id } }`, Variables: map[string]any{"id": huge}},
+			path: []any{"order"}, code: gateway.CodeNotFound, says: []string{"you have no order", "(900000 bytes)"}, maxLen: 400},
+		{name: "a 900 KB operationName", req: gateway.Request{Query: `query A { restaurants { id } }`, OperationName: huge},
+			code: gateway.CodeUnknownOperation, says: []string{"operationName", "(900000 bytes)", `"A"`}, maxLen: 400},
+		{name: "a 900 KB field name", req: gateway.Request{Query: `{ restaurants { ` + huge + ` } }`},
+			code: gateway.CodeValidationFailed, says: []string{"Cannot query field", "bytes left out", "(at line 1, column 17)"}, maxLen: 1100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSystem()
+			s.orders.orders[huge] = fooddelivery.Order{ID: huge, User: "bob"}
+			serve(t, s.deps(), func(t *testing.T, c *client) {
+				resp, status, err := gateway.DoRequest(context.Background(), c.hc, c.url, "t-alice", tc.req)
+				require.NoError(t, err)
+				require.Equal(t, http.StatusOK, status)
+				require.Len(t, resp.Errors, 1, "errors: %.300v", resp.Errors)
+				e := resp.Errors[0]
+				if tc.path != nil {
+					assert.Equal(t, tc.path, e.Path)
+				}
+				assert.Equal(t, tc.code, e.Code())
+				for _, want := range tc.says {
+					assert.Contains(t, e.Message, want)
+				}
+				assert.LessOrEqual(t, len(e.Message), tc.maxLen, "the input comes back truncated: %.2000s", e.Message)
+			})
+		})
+	}
+}
+
+func TestUnknownRouteEchoesThePathTruncated(t *testing.T) {
+	serve(t, newSystem().deps(), func(t *testing.T, c *client) {
+		url := strings.TrimSuffix(c.url, "/graphql") + "/" + strings.Repeat("p", 50_000)
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		hresp, err := c.hc.Do(req)
+		require.NoError(t, err)
+		defer hresp.Body.Close()
+		assert.Equal(t, http.StatusNotFound, hresp.StatusCode)
+		var resp gateway.Response
+		require.NoError(t, json.NewDecoder(hresp.Body).Decode(&resp))
+		require.Len(t, resp.Errors, 1)
+		assert.Contains(t, resp.Errors[0].Message, "(50001 bytes)", "the path is quoted truncated")
+		assert.Less(t, len(resp.Errors[0].Message), 400)
+	})
+}
+
+func TestValidationErrorsAreCappedAndStringIntsRefused(t *testing.T) {
+	s := newSystem()
+	serve(t, s.deps(), func(t *testing.T, c *client) {
+		var b strings.Builder
+		b.WriteString("{ restaurants {")
+		for range 200 {
+			b.WriteString(" A: id A: name")
+		}
+		b.WriteString(" } }")
+		resp := c.query(t, "", b.String(), nil)
+		require.Len(t, resp.Errors, 101, "100 conflicts and a note of how many more, not tens of thousands")
+		assert.Contains(t, resp.Errors[100].Message, "more validation errors")
+
+		resp = c.query(t, "t-alice", `mutation($i: ReviewInput!) { submitReview(input: $i) { id } }`,
+			map[string]any{"i": map[string]any{"restaurantId": "r1", "stars": "3", "text": "fine"}})
+		require.NotEmpty(t, resp.Errors, "an Int sent as a JSON string is not an Int")
+		assert.Zero(t, s.reviews.calls.Load(), "and the review is not stored")
+	})
 }

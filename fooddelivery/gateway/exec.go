@@ -30,9 +30,15 @@ func (s *server) execute(ctx context.Context, req Request, token string, tokenEr
 		return &Response{Errors: []Error{*e}}
 	}
 	if errs := validator.ValidateWithRules(schema, doc, s.rules); len(errs) > 0 {
-		out := make([]Error, 0, len(errs))
-		for _, e := range errs {
+		out := make([]Error, 0, min(len(errs), maxValidationErrors+1))
+		for _, e := range errs[:min(len(errs), maxValidationErrors)] {
 			out = append(out, locatedError(e.Message, e.Locations, CodeValidationFailed))
+		}
+		if len(errs) > maxValidationErrors {
+			out = append(out, Error{
+				Message:    fmt.Sprintf("and %d more validation errors, not shown; fix the ones above first", len(errs)-maxValidationErrors),
+				Extensions: map[string]any{"code": CodeValidationFailed},
+			})
 		}
 		return &Response{Errors: out}
 	}
@@ -73,6 +79,11 @@ func (s *server) execute(ctx context.Context, req Request, token string, tokenEr
 	slices.SortStableFunc(x.errs, func(a, b Error) int { return comparePaths(a.Path, b.Path) })
 	return &Response{Data: b, Errors: x.errs}
 }
+
+// maxValidationErrors is how many validation errors a response lists, as
+// graphql-js's validate stops at 100: 600 fields under one alias make
+// 120,000 pairwise conflicts, which nobody reads.
+const maxValidationErrors = 100
 
 // parseError turns a parser error into a request error. The parser
 // reports the token limit without a location and every syntax error with
@@ -165,7 +176,7 @@ func pickOperation(doc *ast.QueryDocument, name string) (*ast.OperationDefinitio
 		if op := doc.Operations.ForName(name); op != nil {
 			return op, nil
 		}
-		return fail(fmt.Sprintf("operationName %q names no operation in the query; it defines %s", name, operationNames(doc)))
+		return fail(fmt.Sprintf("operationName %s names no operation in the query; it defines %s", quote(name), operationNames(doc)))
 	}
 	switch len(doc.Operations) {
 	case 0:
@@ -184,7 +195,7 @@ func operationNames(doc *ast.QueryDocument) string {
 			names = append(names, "an anonymous one")
 			continue
 		}
-		names = append(names, fmt.Sprintf("%q", op.Name))
+		names = append(names, quote(op.Name))
 	}
 	if len(names) == 0 {
 		return "none"

@@ -142,7 +142,7 @@ func New(d Deps) http.Handler {
 	r := chi.NewRouter()
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeRequestError(w, r, http.StatusNotFound, CodeRouteNotFound,
-			fmt.Sprintf("no route %.64q %.64q: the API is GET or POST /graphql", r.Method, r.URL.Path))
+			fmt.Sprintf("no route %s %s: the API is GET or POST /graphql", fooddelivery.Quote(r.Method), fooddelivery.Quote(r.URL.Path)))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		allow := "GET, POST"
@@ -151,7 +151,7 @@ func New(d Deps) http.Handler {
 		}
 		w.Header().Set("Allow", allow)
 		writeRequestError(w, r, http.StatusMethodNotAllowed, CodeMethodNotAllowed,
-			fmt.Sprintf("method %.64q is not allowed on %s; use %s", r.Method, r.URL.Path, allow))
+			fmt.Sprintf("method %s is not allowed on %s; use %s", fooddelivery.Quote(r.Method), r.URL.Path, allow))
 	})
 	overloaded := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The public answer says when to come back; the system's internal
@@ -161,8 +161,8 @@ func New(d Deps) http.Handler {
 		writeRequestError(w, r, http.StatusServiceUnavailable, CodeOverloaded,
 			fmt.Sprintf("the gateway is busy: it is at its limit of %d requests at once, so this one was not run; try again in a second", d.Instance.Limit()))
 	})
-	r.Method(http.MethodPost, "/graphql", d.Instance.RouteWith("POST /graphql", http.HandlerFunc(s.serveGraphQL), overloaded))
-	r.Method(http.MethodGet, "/graphql", d.Instance.RouteWith("GET /graphql", http.HandlerFunc(s.serveGraphQL), overloaded))
+	r.Method(http.MethodPost, "/graphql", refuseBadRequestID(d.Instance.RouteWith("POST /graphql", http.HandlerFunc(s.serveGraphQL), overloaded)))
+	r.Method(http.MethodGet, "/graphql", refuseBadRequestID(d.Instance.RouteWith("GET /graphql", http.HandlerFunc(s.serveGraphQL), overloaded)))
 	healthz := func(w http.ResponseWriter, _ *http.Request) {
 		fooddelivery.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}

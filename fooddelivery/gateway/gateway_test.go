@@ -228,6 +228,55 @@ func TestIntVariablesOutsideInt32AreRejected(t *testing.T) {
 	}
 }
 
+func TestIntOutside32BitsIsRefusedByTheGatewayAndShownAsSent(t *testing.T) {
+	// 2^40: a whole number well outside Int. JSON variables arrive as
+	// float64, which %v would print as 1.099511627776e+12.
+	const big = 1099511627776
+	item := func(qty any) map[string]any {
+		return map[string]any{"restaurantId": "r1", "card": "tok_visa", "items": []any{map[string]any{"dishId": "d1", "quantity": qty}}}
+	}
+	for _, tc := range []struct {
+		name  string
+		query string
+		vars  map[string]any
+		field string
+		shows string
+	}{
+		{"placeOrder quantity in a JSON variable", placeOrder, map[string]any{"input": item(big)}, "placeOrder", "quantity: 1099511627776 is not an Int"},
+		{"placeOrder negative quantity in a JSON variable", placeOrder, map[string]any{"input": item(-big)}, "placeOrder", "quantity: -1099511627776 is not an Int"},
+		{"placeOrder quantity 1e30 in a JSON variable", placeOrder, map[string]any{"input": item(1e30)}, "placeOrder", "quantity: 1000000000000000000000000000000 is not an Int"},
+		{"placeOrder quantity in a literal",
+			`mutation { placeOrder(input: {restaurantId: "r1", card: "tok_visa", items: [{dishId: "d1", quantity: 1099511627776}]}) { id } }`, nil,
+			"placeOrder", "quantity: 1099511627776 is not an Int"},
+		{"submitReview stars in a JSON variable",
+			`mutation R($stars: Int!) { submitReview(input: {restaurantId: "r1", stars: $stars, text: "ok"}) { id } }`, map[string]any{"stars": big},
+			"submitReview", "stars: 1099511627776 is not an Int"},
+		{"submitReview stars in an input variable",
+			`mutation R($in: ReviewInput!) { submitReview(input: $in) { id } }`, map[string]any{"in": map[string]any{"restaurantId": "r1", "stars": big, "text": "ok"}},
+			"submitReview", "stars: 1099511627776 is not an Int"},
+		{"submitReview stars in a literal",
+			`mutation { submitReview(input: {restaurantId: "r1", stars: 1099511627776, text: "ok"}) { id } }`, nil,
+			"submitReview", "stars: 1099511627776 is not an Int"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSystem()
+			serve(t, s.deps(), func(t *testing.T, c *client) {
+				resp := c.query(t, "t-alice", tc.query, tc.vars)
+
+				e := resp.ErrorAt(tc.field)
+				require.NotNil(t, e, "the gateway refuses the value at the field; errors: %+v", resp.Errors)
+				assert.Equal(t, gateway.CodeBadRequest, e.Code())
+				assert.Contains(t, e.Message, tc.shows, "the value is printed as the integer the client sent")
+				assert.Contains(t, e.Message, "between -2147483648 and 2147483647", "the message states the rule")
+				assert.NotContains(t, e.Message, "e+", "never in exponent form")
+				assert.NotContains(t, e.Message, "dependency", "the gateway refused it itself")
+				assert.Zero(t, s.orders.calls.Load(), "the order service is never called")
+				assert.Zero(t, s.reviews.calls.Load(), "the review store is never called")
+			})
+		})
+	}
+}
+
 func TestPlaceOrderWithVariablesAndAuth(t *testing.T) {
 	s := newSystem()
 	serve(t, s.deps(), func(t *testing.T, c *client) {
@@ -315,7 +364,9 @@ func TestSubmitReview(t *testing.T) {
 		assert.JSONEq(t, `{"submitReview":{"id":"rev1","user":"bob","stars":4,"text":"fresh"}}`, string(resp.Data))
 
 		resp = c.query(t, "t-bob", `mutation { submitReview(input: {restaurantId: "r2", stars: 9, text: "!!"}) { id } }`, nil)
-		assert.Equal(t, gateway.CodeBadRequest, resp.ErrorAt("submitReview").Code(), "stars out of range is the client's mistake")
+		e := resp.ErrorAt("submitReview")
+		assert.Equal(t, gateway.CodeBadRequest, e.Code(), "stars out of range is the client's mistake")
+		assert.Equal(t, "stars must be 1 to 5, got 9", e.Message, "the gateway's own rule, in its own words")
 		assert.EqualValues(t, 1, s.reviews.calls.Load(), "a bad review never reaches the store")
 	})
 }

@@ -172,10 +172,10 @@ func checkContentType(ct string) (status int, code, msg string) {
 	}
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil || mt != mediaJSON {
-		return http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, fmt.Sprintf("unsupported Content-Type %.64q; %s", ct, want)
+		return http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, fmt.Sprintf("unsupported Content-Type %s; %s", fooddelivery.Quote(ct), want)
 	}
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		return http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, fmt.Sprintf("unsupported charset %.64q; the body must be UTF-8", cs)
+		return http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, fmt.Sprintf("unsupported charset %s; the body must be UTF-8", fooddelivery.Quote(cs))
 	}
 	return 0, "", ""
 }
@@ -312,6 +312,7 @@ func writeRequestError(w http.ResponseWriter, r *http.Request, status int, code,
 
 // writeResponse encodes resp in the media type r's Accept header asks for.
 func writeResponse(w http.ResponseWriter, r *http.Request, status int, resp *Response) {
+	clipMessages(resp)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // messages quote "<token>"; keep them readable

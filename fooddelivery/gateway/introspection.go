@@ -404,8 +404,8 @@ func checkIntrospection(doc *ast.QueryDocument, op *ast.OperationDefinition) *Er
 		keyOf := map[string]string{}
 		for _, g := range collect(sets) {
 			if other, ok := keyOf[g.name]; ok && other != g.key && g.name != "__typename" {
-				return fail(g.pos, "introspection asks for %s twice, as %.64q and %.64q; ask for each introspection field once per selection",
-					g.name, other, g.key)
+				return fail(g.pos, "introspection asks for %s twice, as %s and %s; ask for each introspection field once per selection",
+					g.name, quote(other), quote(g.key))
 			}
 			keyOf[g.name] = g.key
 			if e := below(g.sets); e != nil {

@@ -62,7 +62,7 @@ func init() {
 					return r, err // err: a fallback's list (lab 07)
 				}
 			}
-			return nil, &codedError{code: CodeNotFound, msg: fmt.Sprintf("there is no restaurant %q", id), err: fooddelivery.ErrNotFound}
+			return nil, &codedError{code: CodeNotFound, msg: "there is no restaurant " + fooddelivery.Quote(id), err: fooddelivery.ErrNotFound}
 		},
 		"Query.home": func(context.Context, *request, any, map[string]any) (any, error) {
 			return home{}, nil
@@ -81,7 +81,7 @@ func init() {
 				return nil, err
 			}
 			if o.User != user { // do not tell strangers the order exists
-				return nil, &codedError{code: CodeNotFound, msg: fmt.Sprintf("you have no order %q", id), err: fooddelivery.ErrNotFound}
+				return nil, &codedError{code: CodeNotFound, msg: "you have no order " + fooddelivery.Quote(id), err: fooddelivery.ErrNotFound}
 			}
 			return o, nil
 		},
@@ -122,7 +122,7 @@ func init() {
 			}
 			rv := fooddelivery.Review{RestaurantID: str(in["restaurantId"]), User: user, Stars: stars, Text: str(in["text"])}
 			if rv.Stars < 1 || rv.Stars > 5 {
-				return nil, &codedError{code: CodeBadRequest, msg: fmt.Sprintf("stars must be 1 to 5, got %d", rv.Stars), err: fooddelivery.ErrRejected}
+				return nil, &codedError{code: CodeBadRequest, msg: fmt.Sprintf("stars must be 1 to 5, got %d", rv.Stars)}
 			}
 			if x.s.d.Reviews == nil {
 				return nil, notConfigured("review store")
@@ -351,7 +351,8 @@ func list(v any) []any {
 }
 
 // integer reads an Int argument: an int64 from a literal, a float64 or a
-// numeric string from JSON variables.
+// json.Number from JSON variables. A string is refused, even "3": the
+// specification's input coercion of Int accepts numbers only.
 func integer(v any) (int, bool) {
 	var n int64
 	switch v := v.(type) {
@@ -369,11 +370,6 @@ func integer(v any) (int, bool) {
 		if n, err = v.Int64(); err != nil {
 			return 0, false
 		}
-	case string:
-		var err error
-		if n, err = strconv.ParseInt(v, 10, 64); err != nil {
-			return 0, false
-		}
 	default:
 		return 0, false
 	}
@@ -385,9 +381,37 @@ func integer(v any) (int, bool) {
 
 // outOfRange is the field error for a value that is not a GraphQL Int:
 // variables are JSON, and gqlparser does not check that a number sent in a
-// variable fits the 32 bits the GraphQL spec gives Int.
+// variable fits the 32 bits the GraphQL spec gives Int. The gateway
+// refuses it itself, so the message states the gateway's rule and the
+// value (intText), with no dependency's words after it.
 func outOfRange(field string, v any) error {
 	return &codedError{code: CodeBadRequest,
-		msg: fmt.Sprintf("%s: %v is not an Int (a whole number between -2147483648 and 2147483647)", field, v),
-		err: fooddelivery.ErrRejected}
+		msg: fmt.Sprintf("%s: %s is not an Int (a whole number between -2147483648 and 2147483647)", field, intText(v))}
+}
+
+// intText writes the value of an Int argument for a message, as the client
+// sent it: a whole number in all its digits (1099511627776, never
+// 1.099511627776e+12, although JSON variables arrive as float64), a
+// fraction in its shortest form, a string quoted. A number longer than
+// fooddelivery.MaxQuotedBytes characters is cut and says how long it was.
+func intText(v any) string {
+	var s string
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return fooddelivery.Quote(v)
+	case float64:
+		if v == math.Trunc(v) && !math.IsInf(v, 0) {
+			s = strconv.FormatFloat(v, 'f', -1, 64)
+		} else {
+			s = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+	default:
+		s = fmt.Sprint(v)
+	}
+	if len(s) > fooddelivery.MaxQuotedBytes {
+		s = s[:fooddelivery.MaxQuotedBytes] + "... (" + strconv.Itoa(len(s)) + " characters)"
+	}
+	return s
 }

@@ -71,7 +71,7 @@ func handleMenu(c *Catalog) http.Handler {
 		id := chi.URLParam(r, "id")
 		m, ok := c.Menu(id)
 		if !ok {
-			fooddelivery.WriteError(w, http.StatusNotFound, "restaurant_not_found", "no restaurant "+strconv.Quote(id))
+			fooddelivery.WriteError(w, http.StatusNotFound, "restaurant_not_found", "no restaurant "+fooddelivery.Quote(id))
 			return
 		}
 		fooddelivery.WriteJSON(w, http.StatusOK, m)
@@ -82,7 +82,7 @@ func handleReviews(c *Catalog, b *ReviewBook) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := chi.URLParam(r, "id")
 		if _, ok := c.Menu(id); !ok {
-			fooddelivery.WriteError(w, http.StatusNotFound, "restaurant_not_found", "no restaurant "+strconv.Quote(id))
+			fooddelivery.WriteError(w, http.StatusNotFound, "restaurant_not_found", "no restaurant "+fooddelivery.Quote(id))
 			return
 		}
 		fooddelivery.WriteJSON(w, http.StatusOK, b.For(id))
@@ -121,7 +121,7 @@ func handleSubmitReview(c *Catalog, b *ReviewBook) http.Handler {
 			return
 		}
 		if _, ok := c.Menu(rev.RestaurantID); !ok {
-			fooddelivery.WriteError(w, http.StatusNotFound, "restaurant_not_found", "no restaurant "+strconv.Quote(rev.RestaurantID))
+			fooddelivery.WriteError(w, http.StatusNotFound, "restaurant_not_found", "no restaurant "+fooddelivery.Quote(rev.RestaurantID))
 			return
 		}
 		fooddelivery.WriteJSON(w, http.StatusCreated, b.Add(rev))

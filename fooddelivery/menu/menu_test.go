@@ -165,3 +165,19 @@ func TestReviewsAreValidatedAndSharedByReplicas(t *testing.T) {
 		assert.Equal(t, 2, h.reviews.Len(), "only the two valid reviews are stored")
 	})
 }
+
+func TestUnknownRestaurantIsEchoedTruncated(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		id := strings.Repeat("r", 50_000)
+
+		_, err := h.client.Menu(t.Context(), id)
+
+		require.ErrorIs(t, err, fooddelivery.ErrNotFound, "a restaurant that does not exist")
+		var ce *fooddelivery.CallError
+		require.True(t, errors.As(err, &ce), "want a *fooddelivery.CallError, got %T", err)
+		assert.Contains(t, ce.Message, "no restaurant", "the message says what is missing")
+		assert.Contains(t, ce.Message, "(50000 bytes)", "and how long the id was")
+		assert.Less(t, len(ce.Message), 200, "the id comes back truncated: %s", ce.Message)
+	})
+}

@@ -33,7 +33,7 @@ func NewClient(httpClient *http.Client, baseURL string) *Client {
 // PlaceOrder places in for user (POST /orders, user in
 // fooddelivery.HeaderUser) and returns the placed order. Errors are
 // *fooddelivery.CallError values for service "order" whose Code says which
-// dependency failed: a declined card wraps ErrRejected (402,
+// dependency failed: a declined or unknown card wraps ErrRejected (402,
 // "payment_declined"); a payment or menu timeout ErrTimeout (504,
 // "payment_timeout"); an unreachable dependency ErrUnavailable (502);
 // an overloaded one ErrOverloaded (503, with DontRetry); an invalid order

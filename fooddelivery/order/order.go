@@ -15,8 +15,15 @@ import (
 	"github.com/gophereats/resilience/fooddelivery"
 )
 
-// MaxQuantity is the largest quantity of one dish an order may ask for.
+// MaxQuantity is the largest quantity of one dish an order may ask for,
+// on one line or summed over the lines that name the dish.
 const MaxQuantity = 50
+
+// MaxLines is the most lines an order may have, as sent: 50. A real
+// basket has a handful of dishes and even a large office order stays far
+// below; the cap bounds the work one request can ask of the service
+// (merging, pricing, storing) and, with MaxQuantity, the size of an order.
+const MaxLines = 50
 
 // Deps is everything the order service needs.
 type Deps struct {
@@ -48,14 +55,20 @@ type Deps struct {
 //	POST /orders          PlaceOrderInput, user in fooddelivery.HeaderUser -> 201 Order (status PLACED)
 //	                      401 "unauthenticated": no user
 //	                      400 "bad_request": malformed JSON, no restaurantId or card, no items,
-//	                          a quantity outside 1..MaxQuantity
+//	                          more than MaxLines lines, a line's quantity outside 1..MaxQuantity,
+//	                          more than MaxQuantity of one dish over all its lines
 //	                      422 "invalid_order": unknown restaurant or dish (nothing is charged)
-//	                      402 "payment_declined": the card was declined
+//	                      402 "payment_declined": payment refused the card (declined, or a card it
+//	                          does not know); the message carries payment's code and message
 //	                      504 "<dep>_timeout", 502 "<dep>_unavailable", 503 "<dep>_overloaded"
 //	                          (with fooddelivery.HeaderDontRetry), for dep "menu" or "payment":
 //	                          see fooddelivery.WriteDependencyError
 //	GET  /orders/{id}     200 Order; 404 "order_not_found"
 //	GET  /reports/daily   ?day=YYYY-MM-DD (UTC; default today) -> 200 DailyReport; 400 "bad_request"
+//
+// Lines that name the same dish are merged into one line with the summed
+// quantity, placed where the dish first appears: the order that is priced,
+// charged and stored has one line per dish.
 //
 // POST /orders calls its dependencies with the request's context, so a
 // caller that gives up cancels them. An order whose payment failed is
@@ -118,16 +131,18 @@ func handlePlaceOrder(d Deps, stats *fooddelivery.RouteStats) http.Handler {
 			fooddelivery.WriteError(w, http.StatusBadRequest, "bad_request", "body is not a JSON order: "+err.Error())
 			return
 		}
-		if why := validate(in); why != "" {
+		items, why := validate(in)
+		if why != "" {
 			fooddelivery.WriteError(w, http.StatusBadRequest, "bad_request", why)
 			return
 		}
+		in.Items = items
 
 		var menu fooddelivery.Menu
 		var err error
 		downstream(r, func() { menu, err = d.Menu.Menu(ctx, in.RestaurantID) })
 		if errors.Is(err, fooddelivery.ErrNotFound) {
-			fooddelivery.WriteError(w, http.StatusUnprocessableEntity, "invalid_order", "no restaurant "+strconv.Quote(in.RestaurantID))
+			fooddelivery.WriteError(w, http.StatusUnprocessableEntity, "invalid_order", "no restaurant "+fooddelivery.Quote(in.RestaurantID))
 			return
 		}
 		if err != nil {
@@ -177,23 +192,43 @@ func handlePlaceOrder(d Deps, stats *fooddelivery.RouteStats) http.Handler {
 	})
 }
 
-// validate returns why in is malformed, or "".
-func validate(in fooddelivery.PlaceOrderInput) string {
+// validate returns in's items with the lines of each dish merged, or why
+// in is malformed.
+func validate(in fooddelivery.PlaceOrderInput) ([]fooddelivery.OrderItem, string) {
 	switch {
 	case in.RestaurantID == "":
-		return "restaurantId is required"
+		return nil, "restaurantId is required"
 	case in.Card == "":
-		return "card is required"
+		return nil, "card is required"
 	case len(in.Items) == 0:
-		return "an order needs at least one item"
+		return nil, "an order needs at least one item"
+	case len(in.Items) > MaxLines:
+		return nil, "an order may have at most " + strconv.Itoa(MaxLines) + " lines, got " + strconv.Itoa(len(in.Items)) +
+			"; put each dish on one line with its total quantity"
 	}
+	merged := make([]fooddelivery.OrderItem, 0, len(in.Items))
+	at := make(map[string]int, len(in.Items)) // dish id -> index in merged
+	lines := make(map[string]int, len(in.Items))
 	for _, it := range in.Items {
 		if it.Quantity < 1 || it.Quantity > MaxQuantity {
-			return "quantity of " + strconv.Quote(it.DishID) + " must be between 1 and " +
+			return nil, "quantity of " + fooddelivery.Quote(it.DishID) + " must be between 1 and " +
 				strconv.Itoa(MaxQuantity) + ", got " + strconv.Itoa(it.Quantity)
 		}
+		lines[it.DishID]++
+		if i, ok := at[it.DishID]; ok {
+			merged[i].Quantity += it.Quantity
+			continue
+		}
+		at[it.DishID] = len(merged)
+		merged = append(merged, it)
 	}
-	return ""
+	for _, it := range merged {
+		if it.Quantity > MaxQuantity {
+			return nil, "at most " + strconv.Itoa(MaxQuantity) + " of one dish per order: " + fooddelivery.Quote(it.DishID) +
+				" is ordered " + strconv.Itoa(it.Quantity) + " times over " + strconv.Itoa(lines[it.DishID]) + " lines"
+		}
+	}
+	return merged, ""
 }
 
 // price returns the total of items in cents from menu, or why an item
@@ -207,7 +242,7 @@ func price(menu fooddelivery.Menu, items []fooddelivery.OrderItem) (int, string)
 	for _, it := range items {
 		p, ok := prices[it.DishID]
 		if !ok {
-			return 0, "restaurant " + strconv.Quote(menu.RestaurantID) + " has no dish " + strconv.Quote(it.DishID)
+			return 0, "restaurant " + fooddelivery.Quote(menu.RestaurantID) + " has no dish " + fooddelivery.Quote(it.DishID)
 		}
 		total += p * it.Quantity
 	}
@@ -219,7 +254,7 @@ func handleGetOrder(s *Store) http.Handler {
 		id := chi.URLParam(r, "id")
 		o, ok := s.Get(id)
 		if !ok {
-			fooddelivery.WriteError(w, http.StatusNotFound, "order_not_found", "no order "+strconv.Quote(id))
+			fooddelivery.WriteError(w, http.StatusNotFound, "order_not_found", "no order "+fooddelivery.Quote(id))
 			return
 		}
 		fooddelivery.WriteJSON(w, http.StatusOK, o)
@@ -232,7 +267,7 @@ func handleDailyReport(s *Store) http.Handler {
 		if q := r.URL.Query().Get("day"); q != "" {
 			var err error
 			if day, err = time.Parse(time.DateOnly, q); err != nil {
-				fooddelivery.WriteError(w, http.StatusBadRequest, "bad_request", "day must be YYYY-MM-DD, got "+strconv.Quote(q))
+				fooddelivery.WriteError(w, http.StatusBadRequest, "bad_request", "day must be YYYY-MM-DD, got "+fooddelivery.Quote(q))
 				return
 			}
 		}

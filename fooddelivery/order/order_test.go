@@ -3,8 +3,10 @@ package order_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -218,6 +220,89 @@ func TestInvalidOrdersAreRejectedWithoutCharging(t *testing.T) {
 	}
 }
 
+func TestRepeatedDishesAreMergedIntoOneLine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := start(t, options{})
+		in := pizza
+		in.Items = []fooddelivery.OrderItem{
+			{DishID: "luigis-margherita", Quantity: 2},
+			{DishID: "luigis-tiramisu", Quantity: 1},
+			{DishID: "luigis-margherita", Quantity: 3},
+		}
+
+		o, err := s.orders.PlaceOrder(t.Context(), "alice", in)
+
+		require.NoError(t, err, "two lines of one dish are a valid order")
+		want := []fooddelivery.OrderItem{{DishID: "luigis-margherita", Quantity: 5}, {DishID: "luigis-tiramisu", Quantity: 1}}
+		assert.Equal(t, want, o.Items, "one line per dish, where it first appears, with the summed quantity")
+		assert.Equal(t, 5*1150+650, o.TotalCents, "priced once per dish")
+		stored, _ := s.store.Get(o.ID)
+		assert.Equal(t, want, stored.Items, "the stored order has the merged lines")
+		assert.Equal(t, o.TotalCents, s.ledger.TotalCents(), "charged the merged total")
+	})
+}
+
+func TestOrderSizeIsCapped(t *testing.T) {
+	repeat := func(dish string, qty, lines int) []fooddelivery.OrderItem {
+		items := make([]fooddelivery.OrderItem, lines)
+		for i := range items {
+			items[i] = fooddelivery.OrderItem{DishID: dish, Quantity: qty}
+		}
+		return items
+	}
+	distinct := make([]fooddelivery.OrderItem, order.MaxLines+1)
+	for i := range distinct {
+		distinct[i] = fooddelivery.OrderItem{DishID: fmt.Sprint("dish-", i), Quantity: 1}
+	}
+	cases := []struct {
+		name  string
+		items []fooddelivery.OrderItem
+		says  []string
+	}{
+		{"1,000 lines of one dish, quantity 1", repeat("luigis-margherita", 1, 1000),
+			[]string{"at most 50 lines", "got 1000", "one line with its total quantity"}},
+		{"51 different dishes", distinct, []string{"at most 50 lines", "got 51"}},
+		{"one dish on two lines of 30", repeat("luigis-margherita", 30, 2),
+			[]string{"at most 50 of one dish", `"luigis-margherita"`, "ordered 60 times over 2 lines"}},
+		{"one dish on 50 lines of 2", repeat("luigis-margherita", 2, 50),
+			[]string{"at most 50 of one dish", "ordered 100 times over 50 lines"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := start(t, options{})
+				in := pizza
+				in.Items = tc.items
+
+				_, err := s.orders.PlaceOrder(t.Context(), "alice", in)
+
+				require.ErrorIs(t, err, fooddelivery.ErrRejected, "%s is refused", tc.name)
+				ce := callError(t, err)
+				assert.Equal(t, http.StatusBadRequest, ce.Status, "the order is malformed")
+				assert.Equal(t, "bad_request", ce.Code)
+				for _, want := range tc.says {
+					assert.Contains(t, ce.Message, want, "the message states the rule and the value")
+				}
+				assert.Equal(t, 0, s.ledger.Total(), "nothing is charged")
+				assert.Equal(t, 0, s.store.Len(), "nothing is stored")
+			})
+		})
+	}
+
+	t.Run("50 of one dish over 50 lines", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := start(t, options{})
+			in := pizza
+			in.Items = repeat("luigis-margherita", 1, order.MaxLines)
+
+			o, err := s.orders.PlaceOrder(t.Context(), "alice", in)
+
+			require.NoError(t, err, "exactly at both limits is fine")
+			assert.Equal(t, []fooddelivery.OrderItem{{DishID: "luigis-margherita", Quantity: order.MaxQuantity}}, o.Items)
+		})
+	})
+}
+
 func TestDeclinedCardFailsThePaymentAndIsNotCharged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := start(t, options{})
@@ -230,6 +315,29 @@ func TestDeclinedCardFailsThePaymentAndIsNotCharged(t *testing.T) {
 		ce := callError(t, err)
 		assert.Equal(t, http.StatusPaymentRequired, ce.Status, "status")
 		assert.Equal(t, "payment_declined", ce.Code, "code")
+		assert.Equal(t, 0, s.ledger.Total(), "nothing charged")
+		orders := s.store.Orders()
+		require.Len(t, orders, 1, "the failed order is stored")
+		assert.Equal(t, fooddelivery.OrderPaymentKO, orders[0].Status, "status of the stored order")
+	})
+}
+
+func TestUnknownCardFailsThePaymentAndIsNotCharged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := start(t, options{})
+		in := pizza
+		in.Card = "tok_amex"
+
+		_, err := s.orders.PlaceOrder(t.Context(), "bob", in)
+
+		require.ErrorIs(t, err, fooddelivery.ErrRejected, "an unknown card is a rejection, not an outage")
+		ce := callError(t, err)
+		assert.Equal(t, http.StatusPaymentRequired, ce.Status, "status")
+		assert.Equal(t, "payment_declined", ce.Code, "code")
+		assert.Contains(t, ce.Message, "card_unknown", "the message carries payment's code")
+		assert.Contains(t, ce.Message, `"tok_amex"`, "and names the card")
+		assert.False(t, ce.DontRetry, "a rejection needs no don't-retry signal: a 402 is never retried")
+		assert.Equal(t, int64(1), s.metrics.Route("payment", "POST /charges").Received.Load(), "payment was asked once")
 		assert.Equal(t, 0, s.ledger.Total(), "nothing charged")
 		orders := s.store.Orders()
 		require.Len(t, orders, 1, "the failed order is stored")
@@ -356,4 +464,51 @@ func TestUnknownOrderIsNotFound(t *testing.T) {
 		_, err := s.orders.Order(t.Context(), "ord-404")
 		assert.ErrorIs(t, err, fooddelivery.ErrNotFound, "an unknown order id")
 	})
+}
+
+func TestClientInputIsEchoedTruncated(t *testing.T) {
+	huge := strings.Repeat("x", 900_000)
+	cases := []struct {
+		name  string
+		call  func(s *system, ctx context.Context) error
+		says  string
+		total string // the length the message reports
+	}{
+		{"an unknown restaurant", func(s *system, ctx context.Context) error {
+			in := pizza
+			in.RestaurantID = huge
+			_, err := s.orders.PlaceOrder(ctx, "alice", in)
+			return err
+		}, "no restaurant", "(900000 bytes)"},
+		{"an unknown dish", func(s *system, ctx context.Context) error {
+			in := pizza
+			in.Items = []fooddelivery.OrderItem{{DishID: huge, Quantity: 1}}
+			_, err := s.orders.PlaceOrder(ctx, "alice", in)
+			return err
+		}, "has no dish", "(900000 bytes)"},
+		{"a quantity out of range", func(s *system, ctx context.Context) error {
+			in := pizza
+			in.Items = []fooddelivery.OrderItem{{DishID: huge, Quantity: 0}}
+			_, err := s.orders.PlaceOrder(ctx, "alice", in)
+			return err
+		}, "quantity", "(900000 bytes)"},
+		{"an unknown order id", func(s *system, ctx context.Context) error {
+			_, err := s.orders.Order(ctx, huge[:50_000])
+			return err
+		}, "no order", "(50000 bytes)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := start(t, options{})
+
+				err := tc.call(s, t.Context())
+
+				ce := callError(t, err)
+				assert.Contains(t, ce.Message, tc.says, "the message says what is wrong")
+				assert.Contains(t, ce.Message, tc.total, "and how long the value was")
+				assert.Less(t, len(ce.Message), 300, "the value comes back truncated: %s", ce.Message)
+			})
+		})
+	}
 }

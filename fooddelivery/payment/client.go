@@ -32,8 +32,9 @@ func NewClient(httpClient *http.Client, baseURL string) *Client {
 // Charge asks the payment service to charge req (POST /charges) and returns
 // the executed charge. Errors are *fooddelivery.CallError values: a
 // declined card wraps ErrRejected with Status 402 and Code
-// "card_declined"; a full service ErrOverloaded; a timeout ErrTimeout; an
-// unreachable service or a 5xx ErrUnavailable.
+// "card_declined", a card the service does not know (see TestCards) the
+// same with Code "card_unknown"; a full service ErrOverloaded; a timeout
+// ErrTimeout; an unreachable service or a 5xx ErrUnavailable.
 func (c *Client) Charge(ctx context.Context, req fooddelivery.ChargeRequest) (fooddelivery.Charge, error) {
 	return c.ChargeWithKey(ctx, req, "", 1)
 }

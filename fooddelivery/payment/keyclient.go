@@ -28,7 +28,12 @@ type ChargeAttempt struct {
 // of Charge, the service's idempotency answers are *fooddelivery.CallError
 // values wrapping ErrRejected: Status 400 "idempotency_key_missing", 409
 // "idempotency_key_in_use" (see IsKeyInUse), 422 "idempotency_key_reused".
+// A key that breaks fooddelivery.CheckIdempotencyKey is not sent: the
+// error wraps ErrRejected (so it is not retried) and the rule's error.
 func (c *Client) ChargeWithKey(ctx context.Context, req fooddelivery.ChargeRequest, key string, attempt int) (fooddelivery.Charge, error) {
+	if err := fooddelivery.CheckIdempotencyKey(key); err != nil {
+		return fooddelivery.Charge{}, &keyError{orderID: req.OrderID, err: err}
+	}
 	h := http.Header{}
 	if key != "" {
 		h.Set(fooddelivery.HeaderIdempotencyKey, key)
@@ -40,6 +45,19 @@ func (c *Client) ChargeWithKey(ctx context.Context, req fooddelivery.ChargeReque
 	_, err := fooddelivery.CallJSON(ctx, c.hc, "payment", http.MethodPost, c.baseURL+"/charges", h, req, &ch)
 	return ch, err
 }
+
+// keyError is the error of a charge that was not sent because its key
+// breaks the rule: it reads as the rule, and errors.Is finds ErrRejected.
+type keyError struct {
+	orderID string
+	err     error // from fooddelivery.CheckIdempotencyKey
+}
+
+func (e *keyError) Error() string {
+	return "payment: charge of order " + fooddelivery.Quote(e.orderID) + " not sent: " + e.err.Error()
+}
+
+func (e *keyError) Unwrap() []error { return []error{fooddelivery.ErrRejected, e.err} }
 
 // IsKeyInUse reports whether err is the payment service's 409
 // "idempotency_key_in_use": the first request with the same key is still
@@ -60,7 +78,9 @@ func RetryableCharge(err error) bool { return retry.Retryable(err) || IsKeyInUse
 type KeyedClient struct {
 	Client *Client
 	// Key returns the Idempotency-Key of one attempt. nil, or "", sends no
-	// key.
+	// key. A key must pass fooddelivery.CheckIdempotencyKey (at most
+	// fooddelivery.MaxIdempotencyKeyLen bytes of printable ASCII); Charge
+	// fails without sending a charge whose key does not.
 	Key func(ChargeAttempt) string
 	// Policy retries failed attempts; a nil Retryable means
 	// RetryableCharge.

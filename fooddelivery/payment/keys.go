@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,11 +64,39 @@ type KeyStore interface {
 	Finish(key string, o Outcome)
 }
 
+// checkKey puts the rule for fooddelivery.HeaderIdempotencyKey in front of
+// the charge handler next: a request that carries the header more than
+// once, or whose key breaks fooddelivery.CheckIdempotencyKey (more than
+// fooddelivery.MaxIdempotencyKeyLen bytes, only spaces, or anything but
+// printable ASCII), is answered 400 "idempotency_key_invalid" with a
+// message stating the rule, before the key store, the processor or the
+// charge run. A key that is silently cut or ignored would charge a retry
+// twice. No header, or an empty one, is no key and passes.
+func checkKey(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		keys := r.Header.Values(fooddelivery.HeaderIdempotencyKey)
+		if len(keys) > 1 {
+			fooddelivery.WriteError(w, http.StatusBadRequest, "idempotency_key_invalid",
+				"send at most one "+fooddelivery.HeaderIdempotencyKey+" header; this request has "+strconv.Itoa(len(keys)))
+			return
+		}
+		if len(keys) == 1 {
+			if err := fooddelivery.CheckIdempotencyKey(keys[0]); err != nil {
+				fooddelivery.WriteError(w, http.StatusBadRequest, "idempotency_key_invalid", err.Error())
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // idempotent puts keys in front of the charge handler next: it decodes the
 // body (a malformed body is answered 400 without touching the store, so
 // nothing is stored for it, as at Stripe), asks keys.Begin, and replays,
 // refuses or runs next and records its outcome with keys.Finish. A handler
 // that panics is recorded as a 500, so its key does not stay in flight.
+// The key's form was checked before (checkKey, which routes puts in front
+// of every charge handler).
 func idempotent(keys KeyStore, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, fooddelivery.MaxRequestBytes))

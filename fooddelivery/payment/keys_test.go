@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -141,4 +143,90 @@ func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	w := httptest.NewRecorder()
 	t.h.ServeHTTP(w, r)
 	return w.Result(), nil
+}
+
+func TestMalformedIdempotencyKeyIsRefusedWithOrWithoutAKeyStore(t *testing.T) {
+	cases := []struct {
+		name string
+		keys []string // Idempotency-Key header values
+		says []string
+	}{
+		{"256 bytes", []string{strings.Repeat("k", 256)}, []string{"at most 255 bytes", "got 256 bytes"}},
+		{"10,000 bytes", []string{strings.Repeat("k", 10_000)}, []string{"at most 255 bytes", "(10000 bytes)"}},
+		{"only spaces", []string{"   "}, []string{"only spaces"}},
+		{"a tab", []string{"order\t1"}, []string{"printable ASCII", "0x09"}},
+		{"non-ASCII", []string{"commande-é"}, []string{"printable ASCII"}},
+		{"two headers", []string{"k1", "k2"}, []string{"at most one Idempotency-Key header", "has 2"}},
+	}
+	for _, withStore := range []bool{false, true} {
+		for _, tc := range cases {
+			t.Run(fmt.Sprintf("%s, key store %v", tc.name, withStore), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					ledger, proc, store := payment.NewLedger(), &payment.Processor{}, &memoStore{}
+					deps := payment.Deps{Instance: fooddelivery.NewInstance("payment", 0, nil), Ledger: ledger, Processor: proc}
+					if withStore {
+						deps.Keys = store
+					}
+					body, _ := json.Marshal(fooddelivery.ChargeRequest{OrderID: "o1", AmountCents: 100, Card: "tok_visa"})
+					r := httptest.NewRequest(http.MethodPost, "/charges", bytes.NewReader(body))
+					r.Header[fooddelivery.HeaderIdempotencyKey] = tc.keys
+					w := httptest.NewRecorder()
+
+					payment.New(deps).ServeHTTP(w, r)
+
+					assert.Equal(t, http.StatusBadRequest, w.Code, "a malformed key is the client's mistake")
+					var eb fooddelivery.ErrorBody
+					require.NoError(t, json.Unmarshal(w.Body.Bytes(), &eb))
+					assert.Equal(t, "idempotency_key_invalid", eb.Code)
+					for _, want := range tc.says {
+						assert.Contains(t, eb.Message, want, "the message states the rule")
+					}
+					assert.Less(t, len(eb.Message), 400, "the key is echoed truncated: %s", eb.Message)
+					assert.Zero(t, ledger.Total(), "nothing is charged")
+					assert.Zero(t, proc.Calls(), "the processor is never reached")
+					assert.Empty(t, store.reqs, "no key is reserved")
+				})
+			})
+		}
+	}
+}
+
+func TestWellFormedIdempotencyKeysAreAccepted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ledger := payment.NewLedger()
+		plain := payment.New(payment.Deps{Instance: fooddelivery.NewInstance("payment", 0, nil), Ledger: ledger})
+		for i, key := range []string{"", "order-service/charge/ord-1", strings.Repeat("k", fooddelivery.MaxIdempotencyKeyLen)} {
+			w := post(plain, key, fooddelivery.ChargeRequest{OrderID: fmt.Sprint("o", i), AmountCents: 100, Card: "tok_visa"})
+			assert.Equal(t, http.StatusCreated, w.Code, "key of %d bytes: %s", len(key), w.Body)
+		}
+		assert.Equal(t, 3, ledger.Total())
+	})
+}
+
+func TestKeyedClientNeverSendsAMalformedKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sent int
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			sent++
+			fooddelivery.WriteJSON(w, http.StatusCreated, fooddelivery.Charge{ID: "ch_1"})
+		})
+		edge := &fooddelivery.EdgeStats{}
+		kc := &payment.KeyedClient{
+			Client: payment.NewClient(&http.Client{Transport: handlerTransport{h}}, "http://payment"),
+			Key: func(a payment.ChargeAttempt) string {
+				return "charge/" + a.Request.OrderID + "/" + strings.Repeat("x", 300)
+			},
+			Policy: retry.Policy{Attempts: 3},
+			Edge:   edge,
+		}
+
+		_, err := kc.Charge(context.Background(), fooddelivery.ChargeRequest{OrderID: "o1", AmountCents: 1, Card: "tok_visa"})
+
+		require.ErrorIs(t, err, fooddelivery.ErrRejected, "a key that breaks the rule is refused before sending")
+		assert.Contains(t, err.Error(), "at most 255 bytes", "the error states the rule")
+		assert.Contains(t, err.Error(), "not sent")
+		assert.NotContains(t, err.Error(), "rejected by dependency", "the dependency never saw it")
+		assert.Zero(t, sent, "nothing reaches the payment service")
+		assert.Equal(t, int64(1), edge.Attempts.Load(), "and it is not retried")
+	})
 }

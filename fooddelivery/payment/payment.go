@@ -2,14 +2,19 @@
 // charges cards and keeps a ledger of the charges it executed, which tests
 // read to count double charges.
 //
-// By default the service ignores fooddelivery.HeaderIdempotencyKey: every
-// accepted POST /charges executes a new charge. Recognising repeated
-// requests is the subject of lab 08, which plugs a KeyStore into Deps.Keys.
+// By default the service does not act on fooddelivery.HeaderIdempotencyKey:
+// every accepted POST /charges executes a new charge. It does check the
+// key's form (fooddelivery.CheckIdempotencyKey) and refuses a malformed
+// one, so that no client is misled into thinking a key protects it.
+// Recognising repeated requests is the subject of lab 08, which plugs a
+// KeyStore into Deps.Keys.
 package payment
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/go-chi/chi/v5"
@@ -18,8 +23,25 @@ import (
 )
 
 // DeclinedCard is the card token the service always declines (HTTP 402,
-// code "card_declined"); any other non-empty token is charged.
+// code "card_declined").
 const DeclinedCard = "tok_declined"
+
+// testCards are the tokens the service charges; see TestCards.
+var testCards = []string{"tok_visa", "tok_mastercard"}
+
+// TestCards returns the card tokens the service charges, in a new slice:
+// "tok_visa" and "tok_mastercard", test tokens in the style of Stripe's
+// test mode. DeclinedCard is known too and always declined; any other
+// token is refused with HTTP 402, code "card_unknown", and nothing is
+// charged. The gateway's schema lists the same tokens in the description
+// of PlaceOrderInput.card, and a test keeps the two in step.
+func TestCards() []string { return append([]string(nil), testCards...) }
+
+// unknownCardMessage is the message of a 402 "card_unknown" for card.
+func unknownCardMessage(card string) string {
+	return "card " + fooddelivery.Quote(card) + " is not a card this service knows; the test cards are " +
+		strings.Join(testCards, " and ") + " (charged) and " + DeclinedCard + " (always declined); nothing was charged"
+}
 
 // Deps is everything the payment service needs.
 type Deps struct {
@@ -32,7 +54,8 @@ type Deps struct {
 	// Keys (lab 08) makes POST /charges idempotent: every request is
 	// checked against this store by its fooddelivery.HeaderIdempotencyKey
 	// and replayed, refused (400, 409, 422) or run (see KeyStore). nil
-	// means the key is ignored and every accepted request charges.
+	// means the key is not acted on (its form is still checked) and every
+	// accepted request charges.
 	Keys KeyStore
 	// Processor (lab 08) models the card processor that POST /charges
 	// calls after the idempotency check: latency, outages, a call count.
@@ -45,6 +68,10 @@ type Deps struct {
 //	POST /charges            ChargeRequest -> 201 Charge
 //	                         400 "bad_request": malformed JSON, missing orderId or card, amountCents <= 0
 //	                         402 "card_declined": card DeclinedCard (nothing is charged)
+//	                         402 "card_unknown": a card that is neither in TestCards nor DeclinedCard
+//	                             (nothing is charged)
+//	                         400 "idempotency_key_invalid": more than one Idempotency-Key header, or a key
+//	                             that breaks fooddelivery.CheckIdempotencyKey (with or without Deps.Keys)
 //	                         with Deps.Keys: 400 "idempotency_key_missing", 409 "idempotency_key_in_use",
 //	                         422 "idempotency_key_reused", or a stored response replayed with
 //	                         HeaderReplayed (see KeyStore); with Deps.Processor: 503 "processor_unavailable"
@@ -66,6 +93,7 @@ func routes(r chi.Router, d Deps) {
 	if d.Keys != nil {
 		charge = idempotent(d.Keys, charge)
 	}
+	charge = checkKey(charge)
 	r.Method("POST", "/charges", in.Route("POST /charges", charge))
 	r.Method("GET", "/charges", in.Route("GET /charges", handleListCharges(d.Ledger)))
 }
@@ -90,6 +118,9 @@ func handleCharge(l *Ledger, stats *fooddelivery.RouteStats) http.Handler {
 			return
 		case req.Card == DeclinedCard:
 			fooddelivery.WriteError(w, http.StatusPaymentRequired, "card_declined", "the card was declined; nothing was charged")
+			return
+		case !slices.Contains(testCards, req.Card):
+			fooddelivery.WriteError(w, http.StatusPaymentRequired, "card_unknown", unknownCardMessage(req.Card))
 			return
 		}
 		if r.Context().Err() != nil {

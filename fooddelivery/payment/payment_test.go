@@ -3,8 +3,10 @@ package payment_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -17,6 +19,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/internal/servetest"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
 	"github.com/gophereats/resilience/fooddelivery/payment"
+	"github.com/gophereats/resilience/fooddelivery/retry"
 )
 
 // harness is one payment instance on an in-memory network and a client for
@@ -81,6 +84,83 @@ func TestDeclinedCardIsRejectedWithoutCharging(t *testing.T) {
 		assert.Equal(t, http.StatusPaymentRequired, ce.Status, "declined card status")
 		assert.Equal(t, "card_declined", ce.Code, "declined card code")
 		assert.Equal(t, 0, h.ledger.Total(), "a declined card must not be charged")
+	})
+}
+
+func TestEveryTestCardIsCharged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, 10, nil)
+		cards := payment.TestCards()
+		require.Contains(t, cards, "tok_visa", "tests across the workshop pay with tok_visa")
+		require.Contains(t, cards, "tok_mastercard", "lab 08 pays with tok_mastercard")
+		assert.NotContains(t, cards, payment.DeclinedCard, "the declined card is not one that is charged")
+
+		for i, card := range cards {
+			_, err := h.client.Charge(t.Context(), fooddelivery.ChargeRequest{OrderID: fmt.Sprint("ord-", i), AmountCents: 100, Card: card})
+			assert.NoError(t, err, "test card %s is charged", card)
+		}
+		assert.Equal(t, len(cards), h.ledger.Total(), "one charge per test card")
+
+		cards[0] = "tok_changed"
+		assert.Equal(t, "tok_visa", payment.TestCards()[0], "TestCards returns a copy")
+	})
+}
+
+func TestUnknownCardIsRefusedWithoutCharging(t *testing.T) {
+	for _, card := range []string{"tok_amex", "4242424242424242", " tok_visa", "TOK_VISA", strings.Repeat("tok_", 10_000)} {
+		t.Run(fmt.Sprintf("%.20s", card), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := start(t, 10, nil)
+
+				_, err := h.client.Charge(t.Context(), fooddelivery.ChargeRequest{OrderID: "ord-1", AmountCents: 900, Card: card})
+
+				require.ErrorIs(t, err, fooddelivery.ErrRejected, "an unknown card is the caller's mistake, not an outage")
+				assert.False(t, retry.Retryable(err), "a 4xx is never retried")
+				ce := callError(t, err)
+				assert.Equal(t, http.StatusPaymentRequired, ce.Status, "unknown card status")
+				assert.Equal(t, "card_unknown", ce.Code, "unknown card code")
+				for _, known := range append(payment.TestCards(), payment.DeclinedCard) {
+					assert.Contains(t, ce.Message, known, "the message lists the cards that work")
+				}
+				assert.Contains(t, ce.Message, "nothing was charged")
+				assert.Less(t, len(ce.Message), 300, "the card is echoed truncated: %s", ce.Message)
+				assert.Equal(t, 0, h.ledger.Total(), "an unknown card must not be charged")
+			})
+		})
+	}
+}
+
+func TestKeyedClientDoesNotRetryAnUnknownCard(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, 10, nil)
+		edge := &fooddelivery.EdgeStats{}
+		kc := &payment.KeyedClient{Client: h.client, Policy: retry.Policy{Attempts: 5}, Edge: edge}
+
+		_, err := kc.Charge(t.Context(), fooddelivery.ChargeRequest{OrderID: "ord-1", AmountCents: 900, Card: "tok_unknown"})
+
+		require.ErrorIs(t, err, fooddelivery.ErrRejected)
+		assert.Equal(t, int64(1), edge.Attempts.Load(), "a 402 is final: one attempt")
+		assert.Equal(t, int64(1), h.metrics.Route("payment", "POST /charges").Received.Load())
+	})
+}
+
+func TestOverLongIdempotencyKeyIsRefusedOverTheWire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &harness{metrics: fooddelivery.NewMetrics(), ledger: payment.NewLedger()}
+		_, hc := servetest.Serve(t, "payment", payment.New(payment.Deps{Instance: fooddelivery.NewInstance("payment", 10, h.metrics), Ledger: h.ledger}))
+		key := strings.Repeat("k", fooddelivery.MaxIdempotencyKeyLen+1)
+
+		// CallJSON, not the client: the client refuses to send such a key.
+		_, err := fooddelivery.CallJSON(t.Context(), hc, "payment", http.MethodPost, memnet.ServiceURL("payment")+"/charges",
+			http.Header{fooddelivery.HeaderIdempotencyKey: {key}},
+			fooddelivery.ChargeRequest{OrderID: "ord-1", AmountCents: 100, Card: "tok_visa"}, nil)
+
+		require.ErrorIs(t, err, fooddelivery.ErrRejected, "the key is refused, not silently ignored")
+		ce := callError(t, err)
+		assert.Equal(t, http.StatusBadRequest, ce.Status)
+		assert.Equal(t, "idempotency_key_invalid", ce.Code)
+		assert.Contains(t, ce.Message, "at most 255 bytes")
+		assert.Equal(t, 0, h.ledger.Total(), "nothing is charged")
 	})
 }
 

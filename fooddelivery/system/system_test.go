@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gophereats/resilience/fooddelivery/gateway"
 	"github.com/gophereats/resilience/fooddelivery/system"
 )
 
@@ -74,5 +75,110 @@ func TestMenuReplicasAreConfigurable(t *testing.T) {
 		assert.Positive(t, sys.Metrics.ServiceReceived("menu-1"))
 		assert.Positive(t, sys.Metrics.ServiceReceived("menu-2"), "reads are spread over the replicas")
 		assert.Zero(t, sys.Metrics.ServiceReceived("menu-3"), "only two replicas run")
+	})
+}
+
+// placeOrderMutation places $in and asks for the order's lines.
+const placeOrderMutation = `mutation($in: PlaceOrderInput!) { placeOrder(input: $in) { id status items { dishId quantity } } }`
+
+// sampleOrder is an order input for the sample restaurant with items as
+// given and the card tok_visa.
+func sampleOrder(items ...map[string]any) map[string]any {
+	lines := make([]any, len(items))
+	for i, it := range items {
+		lines[i] = it
+	}
+	return map[string]any{"restaurantId": system.SampleRestaurant, "items": lines, "card": "tok_visa"}
+}
+
+// The order service is the authority on an order's size: repeats of a
+// dish cannot get round the per-dish cap, and the gateway reports the
+// refusal as the client's mistake, with the order service's words.
+func TestOrderSizeRulesReachTheClientAsBadRequest(t *testing.T) {
+	one := map[string]any{"dishId": system.SampleDish, "quantity": 1}
+	thousand := make([]map[string]any, 1000)
+	for i := range thousand {
+		thousand[i] = one
+	}
+	for _, tc := range []struct {
+		name  string
+		input map[string]any
+		says  []string
+	}{
+		{"1,000 lines of one dish", sampleOrder(thousand...), []string{"at most 50 lines", "got 1000"}},
+		{"one dish on two lines of 30", sampleOrder(
+			map[string]any{"dishId": system.SampleDish, "quantity": 30},
+			map[string]any{"dishId": system.SampleDish, "quantity": 30}),
+			[]string{"at most 50 of one dish", "ordered 60 times over 2 lines"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				sys, err := system.Start(system.Config{})
+				require.NoError(t, err)
+				defer sys.Close()
+
+				resp, status, err := sys.GraphQL(context.Background(), system.SampleToken, placeOrderMutation, map[string]any{"in": tc.input})
+
+				require.NoError(t, err)
+				require.Equal(t, 200, status)
+				e := resp.ErrorAt("placeOrder")
+				require.NotNil(t, e, "the order is refused at its field; errors: %+v", resp.Errors)
+				assert.Equal(t, gateway.CodeBadRequest, e.Code(), "an order too large is the client's mistake")
+				for _, want := range tc.says {
+					assert.Contains(t, e.Message, want, "the message says which rule the order breaks")
+				}
+				assert.Zero(t, sys.Ledger.Total(), "nothing is charged")
+			})
+		})
+	}
+
+	t.Run("repeats within the cap are merged", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			sys, err := system.Start(system.Config{})
+			require.NoError(t, err)
+			defer sys.Close()
+
+			resp, _, err := sys.GraphQL(context.Background(), system.SampleToken, placeOrderMutation,
+				map[string]any{"in": sampleOrder(one, one, one)})
+
+			require.NoError(t, err)
+			require.Empty(t, resp.Errors)
+			assert.JSONEq(t, `[{"dishId":"`+system.SampleDish+`","quantity":3}]`, string(jsonField(t, resp.Data, "placeOrder", "items")))
+		})
+	})
+}
+
+// jsonField returns the JSON value at path in data.
+func jsonField(t *testing.T, data json.RawMessage, path ...string) json.RawMessage {
+	t.Helper()
+	for _, key := range path {
+		var obj map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(data, &obj), "%s is not an object", data)
+		data = obj[key]
+	}
+	return data
+}
+
+func TestUnknownCardReachesTheClientAsBadRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys, err := system.Start(system.Config{})
+		require.NoError(t, err)
+		defer sys.Close()
+		in := sampleOrder(map[string]any{"dishId": system.SampleDish, "quantity": 1})
+		in["card"] = "tok_amex"
+
+		resp, _, err := sys.GraphQL(context.Background(), system.SampleToken, placeOrderMutation, map[string]any{"in": in})
+
+		require.NoError(t, err)
+		e := resp.ErrorAt("placeOrder")
+		require.NotNil(t, e, "errors: %+v", resp.Errors)
+		assert.Equal(t, gateway.CodeBadRequest, e.Code(), "an unknown card is the client's mistake, not an outage")
+		assert.Contains(t, e.Message, "card_unknown")
+		assert.Contains(t, e.Message, "tok_visa", "the message says which cards work")
+		assert.Zero(t, sys.Ledger.Total(), "nothing is charged")
+		assert.Equal(t, int64(1), sys.Metrics.Route("payment", "POST /charges").Received.Load(), "the charge is not retried")
+		orders := sys.Store.Orders()
+		require.Len(t, orders, 1)
+		assert.Equal(t, "PAYMENT_FAILED", orders[0].Status, "the order is stored as a failed payment")
 	})
 }
