@@ -13,14 +13,74 @@ import (
 // is not usable; call NewMetrics. A nil *Metrics is allowed everywhere and
 // counts nothing.
 type Metrics struct {
-	mu     sync.Mutex
-	routes map[string]*RouteStats
-	edges  map[string]*EdgeStats
+	mu        sync.Mutex
+	routes    map[string]*RouteStats
+	edges     map[string]*EdgeStats
+	breakers  map[string]func() BreakerState
+	bulkheads map[string]bulkheadReader
+	budgets   map[string]func() float64
+}
+
+type bulkheadReader struct {
+	inUse    func() int
+	capacity int
 }
 
 // NewMetrics returns an empty registry.
 func NewMetrics() *Metrics {
-	return &Metrics{routes: map[string]*RouteStats{}, edges: map[string]*EdgeStats{}}
+	return &Metrics{
+		routes: map[string]*RouteStats{}, edges: map[string]*EdgeStats{},
+		breakers: map[string]func() BreakerState{}, bulkheads: map[string]bulkheadReader{}, budgets: map[string]func() float64{},
+	}
+}
+
+// BreakerState is a circuit breaker's state as reports name it: "closed",
+// "open" or "half_open" (the names resilience4j's metrics use).
+type BreakerState string
+
+// The states of a circuit breaker.
+const (
+	BreakerClosed   BreakerState = "closed"
+	BreakerOpen     BreakerState = "open"
+	BreakerHalfOpen BreakerState = "half_open"
+)
+
+// ReportBreaker registers state as the reader of the current state of the
+// circuit breaker named name (an edge such as "order->payment"); reports
+// call it when they are made. A later call for the same name replaces the
+// reader. Transitions are counted separately, in EdgeStats.BreakerTransitions.
+func (m *Metrics) ReportBreaker(name string, state func() BreakerState) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.breakers[name] = state
+}
+
+// ReportBulkhead registers the bulkhead compartment named compartment
+// (for example "gateway->menu"): capacity is its number of slots and inUse
+// reads how many are taken now.
+func (m *Metrics) ReportBulkhead(compartment string, capacity int, inUse func() int) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.bulkheads[compartment] = bulkheadReader{inUse: inUse, capacity: capacity}
+}
+
+// ReportRetryBudget registers tokens as the reader of the tokens left in
+// the retry budget named name (an edge). An implementation that cannot
+// tell its tokens is not registered: reports show no number rather than an
+// invented one.
+func (m *Metrics) ReportRetryBudget(name string, tokens func() float64) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.budgets[name] = tokens
 }
 
 // RouteStats counts what one route of one service instance saw. Fields are
@@ -69,9 +129,11 @@ type EdgeStats struct {
 	Attempts           atomic.Int64 // every call sent, first attempts, retries and hedges together
 	Retries            atomic.Int64 // attempts after the first that were retries
 	Hedges             atomic.Int64 // hedged copies sent
+	HedgesWon          atomic.Int64 // calls whose answer came from a hedged copy
 	Rejections         atomic.Int64 // calls refused locally (bulkhead full, budget spent, breaker open)
 	Fallbacks          atomic.Int64 // answers served by a fallback instead of the dependency
 	BreakerTransitions atomic.Int64 // circuit breaker state changes
+	Replays            atomic.Int64 // answers the dependency replayed for a repeated idempotency key
 }
 
 // Route returns the counters of service's route (for example "payment",
