@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
@@ -213,6 +214,9 @@ func coerceVariables(op *ast.OperationDefinition, raw map[string]any) (vars map[
 	}()
 	if raw == nil {
 		raw = map[string]any{}
+	}
+	if where, why := checkVariableInts(op, raw); where != "" {
+		return nil, &Error{Message: fmt.Sprintf("bad value for variable %s: %s", where, why), Extensions: map[string]any{"code": CodeBadVariables}}
 	}
 	vars, err := validator.VariableValues(schema, op, raw)
 	if err == nil {
@@ -489,6 +493,12 @@ func describe(typeName, field string, err error) error {
 	code := ErrorCode(err)
 	if code == CodeInternal {
 		return &codedError{code: code, msg: fmt.Sprintf("internal error while resolving %s.%s", typeName, field)}
+	}
+	// A refusal is the client's to fix: give the dependency's own words,
+	// not the chain of calls that carried them.
+	var call *fooddelivery.CallError
+	if code == CodeBadRequest && errors.As(err, &call) && call.Message != "" {
+		return &codedError{code: code, msg: fmt.Sprintf("%s.%s: %s", typeName, field, call.Message)}
 	}
 	return &codedError{code: code, msg: fmt.Sprintf("%s.%s: %v", typeName, field, err)}
 }

@@ -138,6 +138,7 @@ func New(d Deps) http.Handler {
 	}
 	s := &server{d: d, rules: rules.NewDefaultRules()}
 	s.rules.AddRule(rejectUnsupportedDirectives.Name, rejectUnsupportedDirectives.RuleFunc)
+	s.rules.AddRule(refuseOutOfRangeInts.Name, refuseOutOfRangeInts.RuleFunc)
 
 	r := chi.NewRouter()
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

@@ -239,35 +239,39 @@ func TestIntOutside32BitsIsRefusedByTheGatewayAndShownAsSent(t *testing.T) {
 		name  string
 		query string
 		vars  map[string]any
-		field string
+		code  string // BAD_VARIABLES for a variable, VALIDATION_FAILED for a literal
 		shows string
 	}{
-		{"placeOrder quantity in a JSON variable", placeOrder, map[string]any{"input": item(big)}, "placeOrder", "quantity: 1099511627776 is not an Int"},
-		{"placeOrder negative quantity in a JSON variable", placeOrder, map[string]any{"input": item(-big)}, "placeOrder", "quantity: -1099511627776 is not an Int"},
-		{"placeOrder quantity 1e30 in a JSON variable", placeOrder, map[string]any{"input": item(1e30)}, "placeOrder", "quantity: 1000000000000000000000000000000 is not an Int"},
+		{"placeOrder quantity in a JSON variable", placeOrder, map[string]any{"input": item(big)}, gateway.CodeBadVariables, "$input.items[0].quantity: 1099511627776 is not an Int"},
+		{"placeOrder negative quantity in a JSON variable", placeOrder, map[string]any{"input": item(-big)}, gateway.CodeBadVariables, "$input.items[0].quantity: -1099511627776 is not an Int"},
+		{"placeOrder quantity 1e30 in a JSON variable", placeOrder, map[string]any{"input": item(1e30)}, gateway.CodeBadVariables, "$input.items[0].quantity: 1000000000000000000000000000000 is not an Int"},
 		{"placeOrder quantity in a literal",
 			`mutation { placeOrder(input: {restaurantId: "r1", card: "tok_visa", items: [{dishId: "d1", quantity: 1099511627776}]}) { id } }`, nil,
-			"placeOrder", "quantity: 1099511627776 is not an Int"},
+			gateway.CodeValidationFailed, "1099511627776 is not an Int"},
 		{"submitReview stars in a JSON variable",
 			`mutation R($stars: Int!) { submitReview(input: {restaurantId: "r1", stars: $stars, text: "ok"}) { id } }`, map[string]any{"stars": big},
-			"submitReview", "stars: 1099511627776 is not an Int"},
+			gateway.CodeBadVariables, "$stars: 1099511627776 is not an Int"},
 		{"submitReview stars in an input variable",
 			`mutation R($in: ReviewInput!) { submitReview(input: $in) { id } }`, map[string]any{"in": map[string]any{"restaurantId": "r1", "stars": big, "text": "ok"}},
-			"submitReview", "stars: 1099511627776 is not an Int"},
+			gateway.CodeBadVariables, "$in.stars: 1099511627776 is not an Int"},
 		{"submitReview stars in a literal",
 			`mutation { submitReview(input: {restaurantId: "r1", stars: 1099511627776, text: "ok"}) { id } }`, nil,
-			"submitReview", "stars: 1099511627776 is not an Int"},
+			gateway.CodeValidationFailed, "1099511627776 is not an Int"},
+		{"a fraction in a JSON variable",
+			`mutation R($stars: Int!) { submitReview(input: {restaurantId: "r1", stars: $stars, text: "ok"}) { id } }`, map[string]any{"stars": 2.5},
+			gateway.CodeBadVariables, "$stars: 2.5 is not an Int"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSystem()
 			serve(t, s.deps(), func(t *testing.T, c *client) {
 				resp := c.query(t, "t-alice", tc.query, tc.vars)
 
-				e := resp.ErrorAt(tc.field)
-				require.NotNil(t, e, "the gateway refuses the value at the field; errors: %+v", resp.Errors)
-				assert.Equal(t, gateway.CodeBadRequest, e.Code())
-				assert.Contains(t, e.Message, tc.shows, "the value is printed as the integer the client sent")
-				assert.Contains(t, e.Message, "between -2147483648 and 2147483647", "the message states the rule")
+				require.Len(t, resp.Errors, 1, "a request error: %+v", resp.Errors)
+				e := resp.Errors[0]
+				assert.Nil(t, resp.Data, "nothing ran")
+				assert.Equal(t, tc.code, e.Code())
+				assert.Contains(t, e.Message, tc.shows, "the value is printed as the integer the client sent, at its place")
+				assert.Contains(t, e.Message, "from -2147483648 to 2147483647", "the message states the rule")
 				assert.NotContains(t, e.Message, "e+", "never in exponent form")
 				assert.NotContains(t, e.Message, "dependency", "the gateway refused it itself")
 				assert.Zero(t, s.orders.calls.Load(), "the order service is never called")

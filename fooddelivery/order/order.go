@@ -170,8 +170,13 @@ func handlePlaceOrder(d Deps, stats *fooddelivery.RouteStats) http.Handler {
 			o.Status = fooddelivery.OrderPaymentKO
 			d.Store.Put(o)
 			if errors.Is(err, fooddelivery.ErrRejected) {
+				why := err.Error()
+				var ce *fooddelivery.CallError
+				if errors.As(err, &ce) && ce.Message != "" {
+					why = ce.Code + ": " + ce.Message // the payment service's own words, without the call chain
+				}
 				fooddelivery.WriteError(w, http.StatusPaymentRequired, "payment_declined",
-					"order "+o.ID+" was not placed: "+err.Error())
+					"the payment was refused ("+why+"), so order "+o.ID+" is recorded as "+string(fooddelivery.OrderPaymentKO))
 				return
 			}
 			fooddelivery.WriteDependencyError(w, r, "payment", err)
