@@ -168,7 +168,11 @@ func TestIntrospectionQueryOfGraphQLJSDescribesTheSchema(t *testing.T) {
 				require.NotNil(t, sc.MutationType)
 				assert.Equal(t, "Mutation", sc.MutationType.String())
 				assert.Nil(t, sc.SubscriptionType, "the schema has no subscriptions")
-				assert.Nil(t, sc.Description)
+				if full { // schemaDescription asks for it
+					assert.Equal(t, desc(want.Description), sc.Description, "the schema's description")
+				} else {
+					assert.Nil(t, sc.Description, "not asked for")
+				}
 
 				byName := map[string]introFullType{}
 				for _, typ := range sc.Types {
