@@ -19,6 +19,9 @@ type Metrics struct {
 	breakers  map[string]func() BreakerState
 	bulkheads map[string]bulkheadReader
 	budgets   map[string]func() float64
+	// chargedTwice reads the number of orders charged more than once; nil
+	// until ReportChargedTwice.
+	chargedTwice func() int
 }
 
 type bulkheadReader struct {
@@ -81,6 +84,19 @@ func (m *Metrics) ReportRetryBudget(name string, tokens func() float64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.budgets[name] = tokens
+}
+
+// ReportChargedTwice registers orders as the reader of the number of
+// orders charged more than once (payment.Ledger.OrdersChargedMoreThanOnce
+// of the system's ledger). Metrics does not know the ledger: until this is
+// called, snapshots leave the number out. A later call replaces the reader.
+func (m *Metrics) ReportChargedTwice(orders func() int) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.chargedTwice = orders
 }
 
 // RouteStats counts what one route of one service instance saw. Fields are
