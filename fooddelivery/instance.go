@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync/atomic"
+	"time"
 )
 
 // Instance is one running copy of a service: its name in the metrics
@@ -65,12 +66,25 @@ func (in *Instance) Limit() int { return cap(in.slots) }
 // limit written by overloaded, after the status line's HeaderDontRetry is
 // set; overloaded must answer 503. A nil overloaded writes Route's JSON
 // error. The gateway uses it to answer in GraphQL.
+//
+// Besides the counters of RouteStats, the route records every request's
+// status code and latency when it ends, rejected ones included: the time
+// from arrival to the handler's return (or the rejection), read from
+// package time, so that tests under testing/synctest see virtual time.
+// The status is the one written through the ResponseWriter, which h
+// receives wrapped (it still implements http.Flusher and http.Hijacker and
+// unwraps for http.ResponseController); a request that got no response
+// counts as StatusNoResponse.
 func (in *Instance) RouteWith(route string, h http.Handler, overloaded http.Handler) http.Handler {
 	stats := in.Metrics.Route(in.Name, route)
 	if in.Faults != nil {
 		h = in.Faults(in.Name, route, h)
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		w := &statusWriter{ResponseWriter: rw}
+		finished := false
+		defer func() { stats.observe(w.code(finished), time.Since(start)) }()
 		stats.Received.Add(1)
 		if in.slots != nil {
 			select {
@@ -81,10 +95,12 @@ func (in *Instance) RouteWith(route string, h http.Handler, overloaded http.Hand
 				w.Header().Set(HeaderDontRetry, "1")
 				if overloaded != nil {
 					overloaded.ServeHTTP(w, r)
+					finished = true
 					return
 				}
 				WriteError(w, http.StatusServiceUnavailable, "overloaded",
 					fmt.Sprintf("%s is at its concurrency limit of %d requests", in.Name, cap(in.slots)))
+				finished = true
 				return
 			}
 		}
@@ -98,6 +114,7 @@ func (in *Instance) RouteWith(route string, h http.Handler, overloaded http.Hand
 			ctx = WithRequestID(ctx, id)
 		}
 		h.ServeHTTP(w, r.WithContext(ctx))
+		finished = true
 		stats.Completed.Add(1)
 		if r.Context().Err() != nil {
 			stats.Cancelled.Add(1)

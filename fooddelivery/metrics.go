@@ -19,6 +19,9 @@ type Metrics struct {
 	breakers  map[string]func() BreakerState
 	bulkheads map[string]bulkheadReader
 	budgets   map[string]func() float64
+	// chargedTwice reads the number of orders charged more than once; nil
+	// until ReportChargedTwice.
+	chargedTwice func() int
 }
 
 type bulkheadReader struct {
@@ -83,8 +86,23 @@ func (m *Metrics) ReportRetryBudget(name string, tokens func() float64) {
 	m.budgets[name] = tokens
 }
 
+// ReportChargedTwice registers orders as the reader of the number of
+// orders charged more than once (payment.Ledger.OrdersChargedMoreThanOnce
+// of the system's ledger). Metrics does not know the ledger: until this is
+// called, snapshots leave the number out. A later call replaces the reader.
+func (m *Metrics) ReportChargedTwice(orders func() int) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.chargedTwice = orders
+}
+
 // RouteStats counts what one route of one service instance saw. Fields are
-// updated atomically and may be read at any time.
+// updated atomically and may be read at any time. Instance.RouteWith also
+// records each request's status code and latency, read with Responses and
+// Latency.
 type RouteStats struct {
 	Received     atomic.Int64 // requests that reached the route, rejected ones included
 	InFlight     atomic.Int64 // requests being handled now
@@ -102,7 +120,26 @@ type RouteStats struct {
 	// caller left (order.Deps.Callers, lab 02) also adds the part of a
 	// unit that was still running at that moment.
 	WastedWork atomic.Int64
+
+	latency latencyHistogram
+	codes   statusCounts
 }
+
+// observe records the end of a request: the status it was answered with
+// (StatusNoResponse for none) and how long it took.
+func (s *RouteStats) observe(code int, d time.Duration) {
+	s.latency.observe(d)
+	s.codes.add(code)
+}
+
+// Responses returns how many requests were answered with the HTTP status
+// code (StatusNoResponse: requests that got no response), rejected ones
+// included.
+func (s *RouteStats) Responses(code int) int64 { return s.codes.get(code) }
+
+// Latency returns the histogram of the latencies of the requests answered
+// so far, rejected ones included, over the buckets of LatencyBuckets.
+func (s *RouteStats) Latency() Histogram { return s.latency.snapshot() }
 
 // Enter records that a request admitted by the concurrency limit started,
 // and returns the new in-flight count. (Received is counted separately,

@@ -83,7 +83,7 @@ func TestParseReadme(t *testing.T) {
 	}
 	wantSteps := map[int]string{1: "Give up on a hanging payment", 2: "Fail fast on a black-holed host", 3: "Measure it"}
 	if len(r.Steps) != len(wantSteps) {
-		t.Errorf("steps: got %q, want %q", r.Steps, wantSteps)
+		t.Errorf("steps: got %v, want %v", r.Steps, wantSteps)
 	}
 	for n, title := range wantSteps {
 		if r.Steps[n] != title {

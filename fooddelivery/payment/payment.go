@@ -152,6 +152,10 @@ func handleListCharges(l *Ledger) http.Handler {
 type Ledger struct {
 	mu      sync.Mutex
 	charges []fooddelivery.Charge
+	// perOrder counts the charges of each order; twice counts the orders
+	// whose count reached 2, so that OrdersChargedMoreThanOnce is cheap.
+	perOrder map[string]int
+	twice    int
 }
 
 // NewLedger returns an empty ledger.
@@ -169,7 +173,24 @@ func (l *Ledger) record(req fooddelivery.ChargeRequest) fooddelivery.Charge {
 		Status:      "succeeded",
 	}
 	l.charges = append(l.charges, c)
+	if l.perOrder == nil {
+		l.perOrder = map[string]int{}
+	}
+	l.perOrder[req.OrderID]++
+	if l.perOrder[req.OrderID] == 2 {
+		l.twice++
+	}
 	return c
+}
+
+// OrdersChargedMoreThanOnce returns how many orders were charged two or
+// more times: each counts once, however many extra charges it has. It
+// takes constant time, so a metrics reader may call it on every scrape
+// (fooddelivery.Metrics.ReportChargedTwice).
+func (l *Ledger) OrdersChargedMoreThanOnce() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.twice
 }
 
 // ChargesFor returns how many charges were executed for orderID (0 for an
