@@ -204,6 +204,7 @@ func Start(cfg Config) (*System, error) {
 		Catalog: menu.DefaultCatalog(),
 		Reviews: menu.NewReviewBook(),
 	}
+	s.Metrics.ReportChargedTwice(s.Ledger.OrdersChargedMoreThanOnce)
 	if err := s.start(cfg, replicas); err != nil {
 		s.Close()
 		return nil, err
