@@ -180,6 +180,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "->" stays readable; nosniff keeps browsers from taking it for HTML
 	_ = enc.Encode(v)
 }
 

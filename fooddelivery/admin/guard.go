@@ -75,7 +75,7 @@ func (g *guard) check(r *http.Request) (status int, code, msg string) {
 		if err != nil || mt != "application/json" {
 			return http.StatusUnsupportedMediaType, "unsupported_media_type", fmt.Sprintf(
 				"a change (%s) needs Content-Type: application/json, even without a body; got %s",
-				fooddelivery.Quote(r.Method), fooddelivery.Quote(ct))
+				r.Method, fooddelivery.Quote(ct))
 		}
 	}
 	return 0, "", ""

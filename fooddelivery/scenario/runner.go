@@ -66,10 +66,11 @@ type Runner struct {
 
 // run is one playing of a scenario.
 type run struct {
-	sc   Scenario
-	by   string
-	stop chan struct{}
-	done chan struct{}
+	sc       Scenario
+	by       string
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
 
 	// What the scenario changed, to put back when it ends.
 	faults map[ruleKey]*touched
@@ -321,11 +322,7 @@ func (r *Runner) Stop() bool {
 	if rn == nil {
 		return false
 	}
-	select {
-	case <-rn.stop:
-	default:
-		close(rn.stop)
-	}
+	rn.stopOnce.Do(func() { close(rn.stop) })
 	<-rn.done
 	return true
 }
