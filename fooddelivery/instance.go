@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -22,6 +24,9 @@ type Instance struct {
 	// The system wiring sets it to the fault injector's middleware.
 	Faults Middleware
 	slots  chan struct{} // nil: no limit
+
+	mu     sync.Mutex
+	routes []string // route names registered by Route and RouteWith, in order
 }
 
 // Middleware wraps the handler of one route of one instance (for example
@@ -62,6 +67,18 @@ func (in *Instance) Route(route string, h http.Handler) http.Handler {
 // Limit is the instance's concurrency limit; 0 means none.
 func (in *Instance) Limit() int { return cap(in.slots) }
 
+// Routes returns the names of the routes registered so far with Route and
+// RouteWith ("POST /charges", ...), sorted, each once: the routes the
+// instance serves once its handler is built. The system wiring hands them
+// to the fault injector, which refuses rules for routes nobody serves.
+func (in *Instance) Routes() []string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	out := slices.Clone(in.routes)
+	slices.Sort(out)
+	return out
+}
+
 // RouteWith is Route with the answer to a request over the concurrency
 // limit written by overloaded, after the status line's HeaderDontRetry is
 // set; overloaded must answer 503. A nil overloaded writes Route's JSON
@@ -76,6 +93,11 @@ func (in *Instance) Limit() int { return cap(in.slots) }
 // unwraps for http.ResponseController); a request that got no response
 // counts as StatusNoResponse.
 func (in *Instance) RouteWith(route string, h http.Handler, overloaded http.Handler) http.Handler {
+	in.mu.Lock()
+	if !slices.Contains(in.routes, route) {
+		in.routes = append(in.routes, route)
+	}
+	in.mu.Unlock()
 	stats := in.Metrics.Route(in.Name, route)
 	if in.Faults != nil {
 		h = in.Faults(in.Name, route, h)

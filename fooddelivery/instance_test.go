@@ -53,3 +53,13 @@ func TestRouteReplacesARequestIDThatBreaksTheRule(t *testing.T) {
 		})
 	}
 }
+
+func TestRoutesListsWhatTheInstanceServes(t *testing.T) {
+	in := fooddelivery.NewInstance("payment", 0, nil)
+	assert.Empty(t, in.Routes(), "no route is registered before the handler is built")
+	ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	in.Route("POST /charges", ok)
+	in.RouteWith("GET /charges", ok, nil)
+	in.Route("POST /charges", ok) // registered twice, listed once
+	assert.Equal(t, []string{"GET /charges", "POST /charges"}, in.Routes())
+}

@@ -12,6 +12,11 @@
 //	inst.Faults = inj.Middleware
 //	err := inj.Set("payment", "POST /charges", faults.Fault{Hang: 30 * time.Second})
 //
+// Once SetRoutes has said which routes each instance serves, Set refuses a
+// rule on a service or route that nothing serves (ErrUnknownTarget), so a
+// mistyped route fails loudly instead of silently doing nothing. List and
+// Remove read and remove single rules, for the running system's admin API.
+//
 // Every random decision is a pure function of the injector's seed, the
 // instance, the route, the request id and how often that request arrived
 // before (fooddelivery.Draw), so a request's fate does not depend on
@@ -22,8 +27,10 @@ package faults
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +49,12 @@ var ErrInvalid = errors.New("faults: invalid fault")
 // ErrNoNetwork is returned (wrapped) by Set for a connect fault when the
 // Injector was created without a network.
 var ErrNoNetwork = errors.New("faults: connect faults need the network passed to New")
+
+// ErrUnknownTarget is wrapped by the error Set and Check return, once
+// SetRoutes has told the Injector what the instances serve, for a rule on
+// a service or route that nothing serves (a mistyped "POST /charge", say).
+// The message lists the real services or routes.
+var ErrUnknownTarget = errors.New("faults: no such service or route")
 
 // Fault is what happens to the requests that match a rule. The zero value
 // does nothing; each non-zero field adds one effect.
@@ -149,6 +162,9 @@ type Injector struct {
 	instances map[string]bool
 	// connect is the connect fault this injector last set per dialled name.
 	connect map[string]memnet.ConnectFault
+	// routes are the routes each instance serves, as given to SetRoutes;
+	// nil means unknown, and then every target is accepted.
+	routes map[string][]string
 }
 
 type ruleKey struct{ service, route string }
@@ -190,7 +206,8 @@ func New(seed int64, network *memnet.Network) *Injector {
 // TailProbability, more than one of Hang, Status, Reset, SlowBody and
 // LoseResponse, or a connect fault with a route or with other fields. A
 // connect fault on an Injector without a network returns an error
-// wrapping ErrNoNetwork.
+// wrapping ErrNoNetwork. After SetRoutes, a service or route that nothing
+// serves returns an error wrapping ErrUnknownTarget (see Check).
 func (in *Injector) Set(service, route string, f Fault) error {
 	if err := validate(service, route, f); err != nil {
 		return fmt.Errorf("%w for %s: %s", ErrInvalid, target(service, route), err)
@@ -200,9 +217,132 @@ func (in *Injector) Set(service, route string, f Fault) error {
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	if err := in.checkTarget(service, route); err != nil {
+		return err
+	}
 	in.rules[ruleKey{service, route}] = &rule{fault: f, applied: new(atomic.Int64)}
 	in.syncConnect()
 	return nil
+}
+
+// SetRoutes tells the Injector which routes each instance serves, by
+// instance name: {"payment": {"GET /charges", "POST /charges"}, "menu-1":
+// {...}, ...} (fooddelivery.Instance.Routes gives them; the system wiring
+// calls SetRoutes once every service is built). From then on Set and Check
+// refuse, with an error wrapping ErrUnknownTarget, a rule whose service is
+// neither one of these instances nor the service of one ("menu" for
+// "menu-1"), or whose route (other than "", every route) none of the
+// matching instances serves. Rules already set are kept. A nil map turns
+// the check off again; a new Injector starts without it, so it accepts any
+// name.
+func (in *Injector) SetRoutes(routes map[string][]string) {
+	var own map[string][]string
+	if routes != nil {
+		own = make(map[string][]string, len(routes))
+		for name, rs := range routes {
+			rs = slices.Clone(rs)
+			slices.Sort(rs)
+			own[name] = slices.Compact(rs)
+		}
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.routes = own
+}
+
+// Routes returns a copy of what SetRoutes was given (routes sorted, per
+// instance name), or nil when it was never called.
+func (in *Injector) Routes() map[string][]string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.routes == nil {
+		return nil
+	}
+	out := make(map[string][]string, len(in.routes))
+	for name, rs := range in.routes {
+		out[name] = slices.Clone(rs)
+	}
+	return out
+}
+
+// Check returns the error Set would return for a rule on service and route
+// because of its target alone: nil, or an error wrapping ErrUnknownTarget
+// that lists what is served. Before SetRoutes every target passes. It lets
+// a caller check a whole plan of rules before setting any of them.
+func (in *Injector) Check(service, route string) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.checkTarget(service, route)
+}
+
+// checkTarget is Check with in.mu held.
+func (in *Injector) checkTarget(service, route string) error {
+	if in.routes == nil {
+		return nil
+	}
+	var served []string
+	known := false
+	for name, rs := range in.routes {
+		if name == service || serviceOf(name) == service {
+			known = true
+			served = append(served, rs...)
+		}
+	}
+	if !known {
+		names := map[string]bool{}
+		for name := range in.routes {
+			names[name] = true
+			names[serviceOf(name)] = true
+		}
+		return fmt.Errorf("%w: the system has no service %s; the services and instances are %s",
+			ErrUnknownTarget, fooddelivery.Quote(service), strings.Join(slices.Sorted(maps.Keys(names)), ", "))
+	}
+	slices.Sort(served)
+	served = slices.Compact(served)
+	if route == "" || slices.Contains(served, route) {
+		return nil
+	}
+	if len(served) == 0 {
+		return fmt.Errorf("%w: %s serves no routes; leave the route out to target its connections", ErrUnknownTarget, service)
+	}
+	quoted := make([]string, len(served))
+	for i, r := range served {
+		quoted[i] = strconv.Quote(r)
+	}
+	return fmt.Errorf("%w: %s serves no route %s; its routes are %s (or leave the route out for all of them)",
+		ErrUnknownTarget, service, fooddelivery.Quote(route), strings.Join(quoted, ", "))
+}
+
+// List returns every rule, sorted by service and then route.
+func (in *Injector) List() []Rule {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	out := make([]Rule, 0, len(in.rules))
+	for k, r := range in.rules {
+		out = append(out, Rule{Service: k.service, Route: k.route, Fault: r.fault})
+	}
+	slices.SortFunc(out, func(a, b Rule) int {
+		if c := strings.Compare(a.Service, b.Service); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Route, b.Route)
+	})
+	return out
+}
+
+// Remove removes the rule for service and route (the pair given to Set),
+// as Clear does, and returns it. ok is false, and nothing changes, when
+// there is no such rule.
+func (in *Injector) Remove(service, route string) (removed Rule, ok bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	r, ok := in.rules[ruleKey{service, route}]
+	if !ok {
+		return Rule{}, false
+	}
+	delete(in.rules, ruleKey{service, route})
+	in.syncConnect()
+	return Rule{Service: service, Route: route, Fault: r.fault}, true
 }
 
 // Clear removes the rule for service and route (the same pair given to

@@ -654,3 +654,68 @@ func TestConcurrentRequestsMeetTheSameFatesAsSequentialOnes(t *testing.T) {
 
 // Injector.Middleware plugs into fooddelivery.Instance.Faults.
 var _ fooddelivery.Middleware = (*faults.Injector)(nil).Middleware
+
+func TestSetRefusesTargetsNothingServesOnceRoutesAreKnown(t *testing.T) {
+	inj := faults.New(1, nil)
+	require.NoError(t, inj.Set("paymnt", "POST /charge", faults.Fault{Status: 503}),
+		"before SetRoutes any name is accepted, as it always was")
+	inj.ClearAll()
+
+	inj.SetRoutes(map[string][]string{
+		"payment": {"POST /charges", "GET /charges"},
+		"menu-1":  {"GET /restaurants"},
+		"menu-2":  {"GET /restaurants"},
+	})
+	for _, ok := range [][2]string{
+		{"payment", "POST /charges"}, {"payment", ""}, {"menu", "GET /restaurants"}, {"menu-2", ""}, {"menu", ""},
+	} {
+		assert.NoError(t, inj.Check(ok[0], ok[1]), "%s %s is served", ok[0], ok[1])
+	}
+
+	err := inj.Set("payment", "POST /charge", faults.Fault{Hang: time.Second})
+	require.ErrorIs(t, err, faults.ErrUnknownTarget)
+	assert.Contains(t, err.Error(), `"POST /charge"`, "the message names the mistyped route")
+	assert.Contains(t, err.Error(), `"GET /charges", "POST /charges"`, "and lists the real ones")
+	assert.Empty(t, inj.List(), "a refused rule is not set")
+
+	err = inj.Set("paymnt", "", faults.Fault{Status: 503})
+	require.ErrorIs(t, err, faults.ErrUnknownTarget)
+	assert.Contains(t, err.Error(), "menu, menu-1, menu-2, payment", "the message lists the services and instances")
+
+	err = inj.Check("menu", "POST /charges")
+	require.ErrorIs(t, err, faults.ErrUnknownTarget, "a route of another service is not the menu's")
+	assert.Contains(t, err.Error(), `"GET /restaurants"`)
+
+	inj.SetRoutes(nil)
+	assert.NoError(t, inj.Check("paymnt", "POST /charge"), "a nil map turns the check off")
+}
+
+func TestListAndRemove(t *testing.T) {
+	inj := faults.New(1, nil)
+	require.NoError(t, inj.Set("payment", charges, faults.Fault{Hang: 5 * time.Second}))
+	require.NoError(t, inj.Set("menu-2", "", faults.Fault{Latency: time.Second}))
+	require.NoError(t, inj.Set("menu", menu, faults.Fault{Status: 500, Probability: 0.5}))
+	assert.Equal(t, []faults.Rule{
+		{Service: "menu", Route: menu, Fault: faults.Fault{Status: 500, Probability: 0.5}},
+		{Service: "menu-2", Fault: faults.Fault{Latency: time.Second}},
+		{Service: "payment", Route: charges, Fault: faults.Fault{Hang: 5 * time.Second}},
+	}, inj.List())
+
+	removed, ok := inj.Remove("payment", charges)
+	require.True(t, ok)
+	assert.Equal(t, "payment:POST /charges=hang,max=5s", removed.String())
+	_, ok = inj.Remove("payment", charges)
+	assert.False(t, ok, "removing it again finds nothing")
+	assert.Len(t, inj.List(), 2)
+}
+
+func TestRemovingARuleChangesWhatRequestsSee(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rg := newRig(t, 1, "payment")
+		require.NoError(t, rg.inj.Set("payment", charges, faults.Fault{Status: 502}))
+		assert.Equal(t, 502, rg.call(context.Background(), "payment", charges, "r1").status)
+		_, ok := rg.inj.Remove("payment", charges)
+		require.True(t, ok)
+		assert.Equal(t, 200, rg.call(context.Background(), "payment", charges, "r2").status)
+	})
+}

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/gophereats/resilience/fooddelivery"
@@ -165,6 +167,7 @@ type System struct {
 	Callers *fooddelivery.Callers
 
 	gatewayURL string
+	front      *front // the gateway server's handler: the gateway and what Mount added
 	servers    []*http.Server
 	clients    []*http.Client
 	outside    *http.Client
@@ -319,6 +322,7 @@ func (s *System) start(cfg Config, replicas int) error {
 			return menu.New(menu.Deps{Instance: in, Catalog: s.Catalog, Reviews: s.Reviews})
 		}})
 	}
+	routes := map[string][]string{}
 	for _, svc := range services {
 		in, err := instance(svc.name, svc.kind)
 		if err != nil {
@@ -333,10 +337,18 @@ func (s *System) start(cfg Config, replicas int) error {
 		if err != nil {
 			return fmt.Errorf("system: starting %s: %w", svc.name, err)
 		}
-		srv := &http.Server{Handler: svc.build(in), ReadHeaderTimeout: 10 * time.Second}
+		h := svc.build(in)
+		routes[svc.name] = in.Routes()
+		if svc.name == "gateway" {
+			s.front = &front{gateway: h}
+			h = s.front
+		}
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		s.servers = append(s.servers, srv)
 		go srv.Serve(l)
 	}
+	// Rules for a service or route nothing serves are refused from now on.
+	s.Faults.SetRoutes(routes)
 	s.gatewayURL = memnet.ServiceURL("gateway") + "/graphql"
 	if addr := s.Network.TCPAddr("gateway"); addr != "" {
 		s.gatewayURL = "http://" + addr + "/graphql"
@@ -404,4 +416,67 @@ func (s *System) fallbacks(cfg Config, d gateway.Deps) gateway.Deps {
 		s.stops = append(s.stops, stop)
 	}
 	return d
+}
+
+// Mount serves h on the gateway's own server, beside the gateway, for every
+// request whose path is prefix or starts with prefix followed by "/"
+// (prefix "/admin" takes "/admin", "/admin/" and "/admin/faults"; when
+// mounted prefixes nest, the longest wins); every other request still goes
+// to the gateway. h runs outside the gateway's
+// instance: no concurrency limit, no faults, no route counters, so it keeps
+// answering while the gateway is overloaded or faulted. prefix must be
+// "/" followed by at least one character, without a trailing "/", and may
+// not be a path the gateway serves ("/graphql", "/healthz"). Mounting the
+// same prefix again replaces the handler; a nil h removes it. Mount is safe
+// to call while the system serves; cmd/fooddelivery mounts the admin API
+// at "/admin".
+func (s *System) Mount(prefix string, h http.Handler) error {
+	if len(prefix) < 2 || prefix[0] != '/' || strings.HasSuffix(prefix, "/") || strings.ContainsAny(prefix, "?#") {
+		return fmt.Errorf("system: mount prefix %q must look like /name, without a trailing slash", prefix)
+	}
+	if prefix == "/graphql" || prefix == "/healthz" {
+		return fmt.Errorf("system: mount prefix %q is a path the gateway serves", prefix)
+	}
+	if s.front == nil {
+		return errors.New("system: mount: the gateway is not running")
+	}
+	s.front.mount(prefix, h)
+	return nil
+}
+
+// front is the gateway server's handler: it hands requests under a
+// mounted prefix to their handler and everything else to the gateway.
+type front struct {
+	gateway http.Handler
+	mu      sync.RWMutex
+	mounts  map[string]http.Handler
+}
+
+func (f *front) mount(prefix string, h http.Handler) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if h == nil {
+		delete(f.mounts, prefix)
+		return
+	}
+	if f.mounts == nil {
+		f.mounts = map[string]http.Handler{}
+	}
+	f.mounts[prefix] = h
+}
+
+func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.RLock()
+	var h http.Handler
+	longest := 0
+	for prefix, m := range f.mounts {
+		if len(prefix) > longest && (r.URL.Path == prefix || strings.HasPrefix(r.URL.Path, prefix+"/")) {
+			h, longest = m, len(prefix)
+		}
+	}
+	f.mu.RUnlock()
+	if h == nil {
+		h = f.gateway
+	}
+	h.ServeHTTP(w, r)
 }

@@ -3,13 +3,18 @@ package system_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/gateway"
+	"github.com/gophereats/resilience/fooddelivery/memnet"
 	"github.com/gophereats/resilience/fooddelivery/system"
 )
 
@@ -180,5 +185,59 @@ func TestUnknownCardReachesTheClientAsBadRequest(t *testing.T) {
 		orders := sys.Store.Orders()
 		require.Len(t, orders, 1)
 		assert.Equal(t, "PAYMENT_FAILED", orders[0].Status, "the order is stored as a failed payment")
+	})
+}
+
+// Once the system runs, the fault injector knows every instance's routes
+// and refuses a rule on a route nothing serves, naming the real ones.
+func TestFaultsOnRoutesNothingServesAreRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys, err := system.Start(system.Config{})
+		require.NoError(t, err)
+		defer sys.Close()
+
+		assert.Equal(t, []string{"GET /charges", "POST /charges"}, sys.Faults.Routes()["payment"])
+		assert.Contains(t, sys.Faults.Routes()["gateway"], "POST /graphql")
+		assert.Contains(t, sys.Faults.Routes(), "menu-3")
+
+		r, err := faults.Parse("payment:POST /charge=hang")
+		require.NoError(t, err, "the spec itself is well formed")
+		err = sys.Faults.Set(r.Service, r.Route, r.Fault)
+		require.ErrorIs(t, err, faults.ErrUnknownTarget)
+		assert.Contains(t, err.Error(), `"POST /charges"`)
+		require.NoError(t, sys.Faults.Set("menu", "GET /restaurants/{id}/menu", faults.Fault{Latency: time.Second}))
+		require.NoError(t, sys.Faults.Set("menu-2", "", faults.Fault{Latency: time.Second}))
+	})
+}
+
+// A mounted handler answers beside the gateway, outside its concurrency
+// limit and its faults; other paths still reach the gateway.
+func TestMountServesBesideTheGateway(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys, err := system.Start(system.Config{Limits: map[string]int{"gateway": 1}})
+		require.NoError(t, err)
+		defer sys.Close()
+		require.NoError(t, sys.Mount("/admin", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "admin "+r.URL.Path)
+		})))
+		require.Error(t, sys.Mount("/admin/", http.NotFoundHandler()), "a trailing slash is refused")
+		require.Error(t, sys.Mount("/graphql", http.NotFoundHandler()), "the gateway's own path is refused")
+		require.NoError(t, sys.Faults.Set("gateway", "", faults.Fault{Status: 500}))
+
+		get := func(path string) (int, string) {
+			resp, err := sys.HTTPClient().Get(memnet.ServiceURL("gateway") + path)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(b)
+		}
+		status, body := get("/admin/faults")
+		assert.Equal(t, 200, status)
+		assert.Equal(t, "admin /admin/faults", body, "the gateway's fault does not reach the mounted handler")
+		status, _ = get("/administrator")
+		assert.Equal(t, 404, status, "a path that only begins with the prefix's letters is the gateway's")
+		status, _ = get("/graphql?query=%7Brestaurants%7Bid%7D%7D")
+		assert.Equal(t, 500, status, "the gateway itself still sees its fault")
+		assert.Zero(t, sys.Metrics.Route("gateway", "GET /graphql").Rejected.Load())
 	})
 }

@@ -1,0 +1,294 @@
+package admin
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/loadgen"
+	"github.com/gophereats/resilience/fooddelivery/scenario"
+)
+
+// fail answers err with the status and code its kind calls for.
+func fail(w http.ResponseWriter, err error) {
+	status, code := http.StatusInternalServerError, "internal"
+	switch {
+	case errors.Is(err, scenario.ErrUnknownScenario):
+		status, code = http.StatusNotFound, "unknown_scenario"
+	case errors.Is(err, scenario.ErrBusy):
+		status, code = http.StatusConflict, "busy"
+	case errors.Is(err, scenario.ErrInvalid):
+		status, code = http.StatusConflict, "cannot_run"
+	case errors.Is(err, scenario.ErrNotWired):
+		status, code = http.StatusNotImplemented, "not_wired"
+	case errors.Is(err, scenario.ErrNoRule):
+		status, code = http.StatusNotFound, "no_such_rule"
+	case errors.Is(err, scenario.ErrUnknownFeature):
+		status, code = http.StatusBadRequest, "unknown_feature"
+	case errors.Is(err, faults.ErrUnknownTarget):
+		status, code = http.StatusBadRequest, "unknown_target"
+	case errors.Is(err, faults.ErrInvalid), errors.Is(err, faults.ErrNoNetwork):
+		status, code = http.StatusBadRequest, "invalid_fault"
+	case errors.Is(err, loadgen.ErrInvalid):
+		status, code = http.StatusBadRequest, "invalid_load"
+	}
+	writeError(w, status, code, err.Error())
+}
+
+// ruleView is a fault rule as the API shows it.
+type ruleView struct {
+	// Spec is the rule in the -fault flag syntax.
+	Spec    string `json:"spec"`
+	Service string `json:"service"`
+	// Route is "" for a rule on every route.
+	Route string `json:"route"`
+	// Applied counts the requests the fault was applied to since it was
+	// set.
+	Applied int64 `json:"applied"`
+}
+
+func (a *api) view(r faults.Rule) ruleView {
+	return ruleView{Spec: r.String(), Service: r.Service, Route: r.Route, Applied: a.ctl.Faults.Applied(r.Service, r.Route)}
+}
+
+func (a *api) listFaults(w http.ResponseWriter, r *http.Request) {
+	rules := []ruleView{}
+	for _, rl := range a.ctl.Faults.List() {
+		rules = append(rules, a.view(rl))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"rules": rules, "routes": a.ctl.Faults.Routes()})
+}
+
+func (a *api) addFault(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Spec string `json:"spec"`
+	}
+	if !a.decode(w, r, &in, false) {
+		return
+	}
+	if strings.TrimSpace(in.Spec) == "" {
+		writeError(w, http.StatusBadRequest, "invalid_fault", `"spec" is missing: send {"spec": "payment:POST /charges=hang,max=5s"} (the -fault flag syntax)`)
+		return
+	}
+	rule, err := a.ctl.AddFault(By, in.Spec)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"rule": a.view(rule)})
+}
+
+// removeFault removes the rule named by the query or the body.
+func (a *api) removeFault(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Spec    string `json:"spec"`
+		Service string `json:"service"`
+		Route   string `json:"route"`
+		All     bool   `json:"all"`
+	}
+	if !a.decode(w, r, &in, true) {
+		return
+	}
+	q := r.URL.Query()
+	if q.Has("spec") || q.Has("service") || q.Has("all") {
+		in.Spec, in.Service, in.Route = q.Get("spec"), q.Get("service"), q.Get("route")
+		all, err := strconv.ParseBool(q.Get("all"))
+		if q.Has("all") && err != nil {
+			writeError(w, http.StatusBadRequest, "bad_query", "all must be true or false")
+			return
+		}
+		in.All = all
+	}
+	ways := 0
+	for _, set := range []bool{in.Spec != "", in.Service != "", in.All} {
+		if set {
+			ways++
+		}
+	}
+	if ways != 1 || (in.Route != "" && in.Service == "") {
+		writeError(w, http.StatusBadRequest, "bad_query",
+			"name the rule to remove in one way: ?spec=payment:POST /charges (a -fault spec; what follows '=' is ignored), "+
+				"?service=payment&route=POST /charges (no route: the rule for every route), or ?all=true")
+		return
+	}
+	removed := []ruleView{}
+	if in.All {
+		for _, rl := range a.ctl.Faults.List() {
+			if got, err := a.ctl.RemoveFault(By, rl.Service, rl.Route); err == nil {
+				removed = append(removed, a.view(got))
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"removed": removed})
+		return
+	}
+	service, route := in.Service, in.Route
+	if in.Spec != "" {
+		lhs, _, _ := strings.Cut(in.Spec, "=")
+		service, route, _ = strings.Cut(lhs, ":")
+		service = strings.TrimSpace(service)
+	}
+	got, err := a.ctl.RemoveFault(By, service, route)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	v := a.view(got)
+	writeJSON(w, http.StatusOK, map[string]any{"removed": append(removed, v)})
+}
+
+func (a *api) getLoad(w http.ResponseWriter, r *http.Request) {
+	if a.ctl.Load == nil {
+		fail(w, fmt.Errorf("%w: this system runs no load generator", scenario.ErrNotWired))
+		return
+	}
+	writeJSON(w, http.StatusOK, a.ctl.Load.Stats())
+}
+
+func (a *api) putLoad(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Rate *int        `json:"rate"`
+		Mix  loadgen.Mix `json:"mix"`
+	}
+	if !a.decode(w, r, &in, false) {
+		return
+	}
+	if a.ctl.Load == nil {
+		fail(w, fmt.Errorf("%w: this system runs no load generator", scenario.ErrNotWired))
+		return
+	}
+	if in.Rate == nil && in.Mix == nil {
+		writeError(w, http.StatusBadRequest, "invalid_load", `send {"rate": 20} (requests per second, 0 pauses, at most `+
+			strconv.Itoa(loadgen.MaxRate)+`) and/or {"mix": {"checkout": 3, "menu": 1}} (actions: `+strings.Join(loadgen.Actions(), ", ")+`)`)
+		return
+	}
+	// Check both before changing either, so a bad mix does not leave a new
+	// rate behind.
+	if in.Rate != nil && (*in.Rate < 0 || *in.Rate > loadgen.MaxRate) {
+		fail(w, fmt.Errorf("%w: rate %d requests per second is outside 0..%d (0 pauses the load)", loadgen.ErrInvalid, *in.Rate, loadgen.MaxRate))
+		return
+	}
+	if in.Mix != nil {
+		if err := in.Mix.Validate(); err != nil {
+			fail(w, err)
+			return
+		}
+	}
+	if in.Rate != nil {
+		if err := a.ctl.SetRate(By, *in.Rate); err != nil {
+			fail(w, err)
+			return
+		}
+	}
+	if in.Mix != nil {
+		if err := a.ctl.SetMix(By, in.Mix); err != nil {
+			fail(w, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, a.ctl.Load.Stats())
+}
+
+func (a *api) runner(w http.ResponseWriter) bool {
+	if a.run == nil {
+		fail(w, fmt.Errorf("%w: this system runs no scenario runner", scenario.ErrNotWired))
+		return false
+	}
+	return true
+}
+
+func (a *api) listScenarios(w http.ResponseWriter, r *http.Request) {
+	if !a.runner(w) {
+		return
+	}
+	type stepView struct {
+		AtSeconds float64 `json:"atSeconds"`
+		Does      string  `json:"does"`
+	}
+	type scenarioView struct {
+		Name            string     `json:"name"`
+		Description     string     `json:"description"`
+		DurationSeconds float64    `json:"durationSeconds"`
+		Steps           []stepView `json:"steps"`
+	}
+	scale := a.run.Scale()
+	out := []scenarioView{}
+	for _, s := range a.run.Scenarios() {
+		v := scenarioView{Name: s.Name, Description: s.Description, DurationSeconds: s.Duration().Seconds() * scale, Steps: []stepView{}}
+		for _, st := range s.Steps {
+			v.Steps = append(v.Steps, stepView{AtSeconds: st.At.Seconds() * scale, Does: st.String()})
+		}
+		out = append(out, v)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"scenarios": out, "status": a.run.Status()})
+}
+
+func (a *api) startScenario(w http.ResponseWriter, r *http.Request) {
+	if !a.decode(w, r, &struct{}{}, true) || !a.runner(w) {
+		return
+	}
+	if err := a.run.Start(chi.URLParam(r, "name")); err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"status": a.run.Status()})
+}
+
+func (a *api) stopScenario(w http.ResponseWriter, r *http.Request) {
+	if !a.decode(w, r, &struct{}{}, true) || !a.runner(w) {
+		return
+	}
+	stopped := a.run.Stop()
+	writeJSON(w, http.StatusOK, map[string]any{"stopped": stopped, "status": a.run.Status()})
+}
+
+func (a *api) scenarioStatus(w http.ResponseWriter, r *http.Request) {
+	if !a.runner(w) {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": a.run.Status()})
+}
+
+func (a *api) getGameDay(w http.ResponseWriter, r *http.Request) {
+	state, err := a.ctl.GameDayState()
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"features": state})
+}
+
+func (a *api) putGameDay(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Features map[string]bool `json:"features"`
+	}
+	if !a.decode(w, r, &in, false) {
+		return
+	}
+	if in.Features == nil {
+		writeError(w, http.StatusBadRequest, "unknown_feature", `send {"features": {"menu": true}}; features not set to true are released`)
+		return
+	}
+	if err := a.ctl.SetGameDay(By, in.Features); err != nil {
+		fail(w, err)
+		return
+	}
+	a.getGameDay(w, r)
+}
+
+func (a *api) changes(w http.ResponseWriter, r *http.Request) {
+	var after int64
+	if s := r.URL.Query().Get("after"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, "bad_query", "after must be a change number (0 or more)")
+			return
+		}
+		after = n
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"changes": a.ctl.Log.Changes(after)})
+}
