@@ -3,6 +3,7 @@ package admin
 import (
 	"fmt"
 	"mime"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -52,7 +53,7 @@ func (g *guard) check(r *http.Request) (status int, code, msg string) {
 	allowed := strings.Join(g.hosts[:3], ", ")
 	if !slices.Contains(g.hosts, strings.ToLower(r.Host)) {
 		return http.StatusForbidden, "host_refused", fmt.Sprintf(
-			"Host %s is refused: the admin API answers only requests for %s (the gateway's own port %s on loopback), "+
+			"Host %s is refused: the admin API and the pages beside it answer only requests for %s (the gateway's own port %s on loopback), "+
 				"so that a web page cannot reach it under another name", fooddelivery.Quote(r.Host), allowed, g.port)
 	}
 	if origins, ok := r.Header["Origin"]; ok {
@@ -79,4 +80,18 @@ func (g *guard) check(r *http.Request) (status int, code, msg string) {
 		}
 	}
 	return 0, "", ""
+}
+
+// Guard wraps h with the admin API's guard, for the other pages served
+// beside the gateway (/metrics, the dashboard): requests must name
+// loopback and the gateway's own port (addr's) in Host and in Origin when
+// they send one, and come from the same origin; changes must be JSON.
+// It returns an error when addr has no port in 1..65535.
+func Guard(addr string, h http.Handler) (http.Handler, error) {
+	_, port, err := net.SplitHostPort(addr)
+	p, perr := strconv.Atoi(port)
+	if err != nil || perr != nil || p < 1 || p > 65535 || strconv.Itoa(p) != port {
+		return nil, fmt.Errorf("admin: address %q must be the gateway's host:port with a port in 1..65535", addr)
+	}
+	return newGuard(p).wrap(h), nil
 }

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/admin"
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/loadgen"
+	"github.com/gophereats/resilience/fooddelivery/scenario"
+	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/fooddelivery/telemetry"
+)
+
+// controls are what runs beside a started system: simulated customers,
+// the scenario runner, and the admin API and /metrics mounted on the
+// gateway's address (outside the gateway's concurrency limit and faults).
+type controls struct {
+	gen    *loadgen.Generator
+	ctl    *scenario.Controls
+	runner *scenario.Runner
+	cancel context.CancelFunc
+	done   chan error // the load generator's Run
+}
+
+// controlOptions say how to start the controls.
+type controlOptions struct {
+	seed     int64
+	load     int     // requests per second, 0 pauses the customers
+	scenario string  // a scenario to start at once; "" for none
+	scale    float64 // scenario timelines are multiplied by it
+	// client sends the customers' requests; nil means a TCP client of
+	// the load generator's own (the loopback system), the system's
+	// HTTPClient on memnet.
+	client *http.Client
+	// addr is the gateway's host:port for the admin guard; "" mounts
+	// nothing (a system on memnet, in tests).
+	addr string
+}
+
+// startControls starts the controls of sys with faults given at start
+// (rules, applied through the controls so the change log shows them) and
+// lab 07's game-day switch gameDay (nil for none). Call stop when done,
+// before sys.Close.
+func startControls(sys *system.System, o controlOptions, rules []faults.Rule, gameDay *fooddelivery.GameDay) (*controls, error) {
+	gen, err := loadgen.New(loadgen.Config{URL: sys.GatewayURL(), Client: o.client, Seed: o.seed, Rate: o.load})
+	if err != nil {
+		return nil, fmt.Errorf("-load: %w", err)
+	}
+	c := &controls{gen: gen, done: make(chan error, 1)}
+	c.ctl = &scenario.Controls{Faults: sys.Faults, Load: gen, GameDay: gameDay, Log: scenario.NewLog(0)}
+	for _, r := range rules {
+		if _, err := c.ctl.AddFault("flag", r.String()); err != nil {
+			return nil, fmt.Errorf("-fault %s: %w", r, err)
+		}
+	}
+	scale := o.scale
+	if scale == 0 {
+		scale = 1
+	}
+	if c.runner, err = scenario.NewRunner(c.ctl, scale); err != nil {
+		return nil, fmt.Errorf("scenarios: %w", err)
+	}
+	if o.addr != "" {
+		if err := c.mount(sys, o.addr); err != nil {
+			c.runner.Close()
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	go func() { c.done <- gen.Run(ctx) }()
+	if o.scenario != "" {
+		if err := c.runner.Start(o.scenario); err != nil {
+			c.stop()
+			return nil, &usageError{fmt.Errorf("-scenario: %w", err)}
+		}
+	}
+	return c, nil
+}
+
+// mount serves the admin API at /admin and the Prometheus metrics at
+// /metrics on the gateway's address, both behind the admin guard.
+func (c *controls) mount(sys *system.System, addr string) error {
+	h, err := admin.New(admin.Config{Addr: addr, Controls: c.ctl, Runner: c.runner})
+	if err != nil {
+		return err
+	}
+	m, err := admin.Guard(addr, telemetry.Handler(sys.Metrics))
+	if err != nil {
+		return err
+	}
+	return errors.Join(sys.Mount("/admin", h), sys.Mount("/metrics", m))
+}
+
+// stop ends the scenario and the customers, waiting for every request
+// they started.
+func (c *controls) stop() {
+	c.runner.Close()
+	c.cancel()
+	<-c.done
+}
