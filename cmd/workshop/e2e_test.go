@@ -252,8 +252,18 @@ func TestVerifyFixtureLab(t *testing.T) {
 		}
 		noted := false
 		r := &report{w: &out}
-		opts := verifyOptions{race: false, manifest: manifest, tmp: t.TempDir(), skipNoted: &noted}
-		if err := ws.verifyLab(ctx, r, lab{Name: "01-timeouts", Present: true}, opts); err != nil {
+		opts := verifyOptions{race: false, manifest: manifest, tmp: t.TempDir(), skipNoted: &noted, starters: map[string]string{}}
+		l := lab{Name: "01-timeouts", Present: true}
+		if err := ws.verifyLab(ctx, r, l, opts); err != nil {
+			t.Fatal(err)
+		}
+		// The learner's copy no longer has the API the running system
+		// calls: the build with the learner tag still uses the pinned one.
+		file := filepath.Join(root, "labs", "01-timeouts", "timeouts.go")
+		edited, _ := os.ReadFile(file)
+		t.Cleanup(func() { os.WriteFile(file, edited, 0o644) })
+		os.WriteFile(file, []byte(strings.Replace(string(edited), "func Budget()", "func Budget2()", 1)), 0o644)
+		if err := ws.verifyLearnerBuild(ctx, r, []lab{l}, opts); err != nil {
 			t.Fatal(err)
 		}
 		text := out.String()
@@ -268,6 +278,7 @@ func TestVerifyFixtureLab(t *testing.T) {
 			"FAIL 01-timeouts clause 5: mutant wrong-claim is caught by step 2: step 2 passes against the mutant (failing instead: step 1)",
 			"ok   01-timeouts clause 10: imports no other lab and no solution",
 			"ok   01-timeouts README.md has the sections in order",
+			"ok   the running system builds with the pristine starters' learner code (go build -tags learner01 ./cmd/fooddelivery)",
 		} {
 			if !strings.Contains(text, want) {
 				t.Errorf("verify output lacks %q", want)
