@@ -227,6 +227,18 @@ func TestRunAppliesFaultFlags(t *testing.T) {
 	}
 }
 
+func TestRunPlacesAnOrderWithEveryLabsSolution(t *testing.T) {
+	r := startRun(t, "-lab", "all=solution", "-fast")
+	if !strings.Contains(r.out.String(), "05 breaker        solution") {
+		t.Errorf("the banner should list lab 05's solution; it is:\n%s", r.out)
+	}
+	status, resp := r.post(t, system.SampleToken, query(placeOrder, orderInput()))
+	var data struct{ PlaceOrder struct{ ID, Status string } }
+	if err := resp.Decode(&data); err != nil || data.PlaceOrder.Status != "PLACED" {
+		t.Errorf("placeOrder with every lab's solution: HTTP %d, %v, %+v; want status PLACED", status, err, data.PlaceOrder)
+	}
+}
+
 func TestRunRejectsBadFlagsBeforeStarting(t *testing.T) {
 	tests := []struct {
 		name string
