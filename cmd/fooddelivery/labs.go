@@ -104,9 +104,10 @@ var meetings = []meeting{
 		without: map[int]string{8: "its own charge retries"}},
 	{place: "the order service's payment calls", labs: []int{5, 4, 8},
 		how: "lab 05's breaker outside the retry loop: it judges each charge once, retries included, and an open breaker refuses it whole"},
-	{place: "the payment client", labs: []int{2, 1, 3},
-		how: "lab 02's header, written once per call, above lab 01's client, whose 2s bound covers all of lab 03's attempts inside it " +
-			"(a loop above the client, lab 04's or 08's, gives each attempt its own 2s)"},
+	{place: "the payment client", labs: []int{1, 2, 3},
+		how: "lab 01's client, whose 2s bound covers the whole call with all of lab 03's attempts inside it " +
+			"(a loop above the client, lab 04's or 08's, gives each attempt its own 2s); inside it lab 02's header, " +
+			"written once per call, then lab 03's transport"},
 	{place: "the gateway's order client", labs: []int{7, 6, 4, 5, 2},
 		how: "lab 07's fallback, lab 06's orders compartment, lab 04's gateway layer (naive only), lab 05's breakers, lab 02's header"},
 	{place: "the gateway's menu client", labs: []int{7, 6, 9},
