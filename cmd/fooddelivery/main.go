@@ -4,8 +4,14 @@
 //
 //	go run ./cmd/fooddelivery                              a healthy system on 127.0.0.1:8080
 //	go run ./cmd/fooddelivery -fault payment=hang          every charge hangs: checkouts wait 30s and fail
-//	go run ./cmd/fooddelivery -fault payment=hang -lab solution
+//	go run ./cmd/fooddelivery -fault payment=hang -lab 01=solution
 //	                                                       the same, with lab 01's reference payment client (2s timeout)
+//	go run ./cmd/fooddelivery -lab all=solution -fast      every lab's solution at its integration point
+//	go run ./cmd/workshop live 05                          your labs/05-breaker code (built with -tags learner05)
+//
+// Each lab plugs into the system at its integration point with -lab
+// NN=off|naive|solution|learner; labs.go holds the table of what each
+// plugs and how labs that meet at one place compose.
 //
 // Every service listens on its own TCP port on 127.0.0.1 and the services
 // call each other over real HTTP; only the gateway's address is fixed (by
@@ -49,11 +55,25 @@ Flags:
   -seed n           seed of the faults' random draws; the same seed gives the same faults (default 1)
   -order-limit n    concurrent requests one order service instance accepts before it
                     rejects; 0 means unlimited (default %d)
-  -lab name         the payment client the order service uses:
-                      naive     no timeout at all, so a hung payment holds the checkout (default)
-                      solution  solutions/01-timeouts: the whole call bounded by %v
-                      learner   your labs/01-timeouts code, bounded by %v; needs the build tag:
-                                go run -tags learner ./cmd/fooddelivery -lab learner
+  -lab NN=choice    what runs at lab NN's integration point, repeatable; NN is 01 to 09, or all:
+                      off       the system as it is, without the lab (the default)
+                      naive     the broken starting point of the lab's story
+                      solution  the reference solution, solutions/NN-name, with the settings its README teaches
+                      learner   your labs/NN-name code, with the same settings; it is built in only with
+                                its build tag, which go run ./cmd/workshop live NN adds for you
+                    -lab all=solution runs every lab's solution (all=naive, all=off, all=learner too);
+                    a later -lab NN=... overrides all for lab NN. A build tag cmd/fooddelivery does not
+                    know (learner5, learner) builds no learner code: the banner lists what is built in,
+                    and -lab NN=learner without it is an error that gives the command to use.
+  -fast             shorten the settings that make a demo wait: the breaker's open period
+                    (%v instead of %v) and the dispatch queue's visibility timeout (%v instead of %v)
+
+Labs and what each choice plugs:
+%s
+Examples:
+  go run ./cmd/fooddelivery -fault payment=hang -lab 01=solution
+  go run ./cmd/fooddelivery -lab all=solution -lab 05=naive -fast
+  go run ./cmd/workshop live 05 -fault "payment=error,status=503"
 `
 
 func main() {
@@ -94,7 +114,8 @@ type options struct {
 	faults     []faults.Rule
 	seed       int64
 	orderLimit int
-	lab        paymentLab
+	fast       bool
+	plan       plan
 }
 
 // faultSpecs collects the repeatable -fault flag. The specs are parsed after
@@ -116,21 +137,19 @@ func (f *faultSpecs) Set(spec string) error {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	opts, err := parseFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(stdout, usage, system.DefaultLimits["order"], paymentBudget, paymentBudget)
+		fmt.Fprintf(stdout, usage, system.DefaultLimits["order"], fastOpenFor, breakerOpenFor,
+			fastDispatchVisibility, dispatchVisibility, usageTable())
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 
-	sys, err := system.Start(system.Config{
-		Seed:          opts.seed,
-		Network:       memnet.NewLoopback(),
-		GatewayAddr:   opts.addr,
-		MenuReplicas:  menuReplicas,
-		Limits:        map[string]int{"order": opts.orderLimit},
-		PaymentClient: opts.lab.client,
-	})
+	w := wire(opts.plan, settings{seed: opts.seed, fast: opts.fast})
+	w.cfg.Network = memnet.NewLoopback()
+	w.cfg.GatewayAddr = opts.addr
+	w.cfg.Limits["order"] = opts.orderLimit
+	sys, err := system.Start(w.cfg)
 	if err != nil {
 		return fmt.Errorf("starting the system: %w (is another copy running? pick a port with -addr)", err)
 	}
@@ -156,13 +175,14 @@ func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("fooddelivery", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // run prints the usage and main the errors
 	var specs faultSpecs
-	var labName string
+	var labs labFlags
 	opts := options{}
 	fs.StringVar(&opts.addr, "addr", "127.0.0.1:8080", "")
 	fs.Var(&specs, "fault", "")
 	fs.Int64Var(&opts.seed, "seed", 1, "")
 	fs.IntVar(&opts.orderLimit, "order-limit", system.DefaultLimits["order"], "")
-	fs.StringVar(&labName, "lab", "naive", "")
+	fs.Var(&labs, "lab", "")
+	fs.BoolVar(&opts.fast, "fast", false, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return options{}, err
@@ -178,11 +198,11 @@ func parseFlags(args []string) (options, error) {
 	if opts.orderLimit < 0 {
 		return options{}, usagef("-order-limit %d: the limit must be 0 (unlimited) or more", opts.orderLimit)
 	}
-	lab, err := findLab(labName)
+	p, err := resolve(labs, haveLearner)
 	if err != nil {
 		return options{}, err
 	}
-	opts.lab = lab
+	opts.plan = p
 	for _, spec := range specs {
 		r, err := faults.Parse(spec)
 		if err != nil {
@@ -231,18 +251,46 @@ func serviceNames() []string {
 
 func knownService(name string) bool { return slices.Contains(serviceNames(), name) }
 
+// speed says what -fast changed.
+func speed(fast bool) string {
+	if !fast {
+		return "as the labs teach (-fast shortens the waits)"
+	}
+	return fmt.Sprintf("-fast: breakers open for %v, the dispatch queue redelivers after %v", fastOpenFor, fastDispatchVisibility)
+}
+
+// builtIn says which labs' learner code this build has.
+func builtIn() string {
+	var labs, tags []string
+	for n := 1; n <= 9; n++ {
+		if haveLearner(n) {
+			labs = append(labs, row(n).id())
+			tags = append(tags, "learner"+row(n).id())
+		}
+	}
+	if len(labs) == 0 {
+		return "none built in (go run ./cmd/workshop live NN builds yours in)"
+	}
+	return fmt.Sprintf("labs %s (tags %s)", strings.Join(labs, ", "), strings.Join(tags, ","))
+}
+
 // banner is what run prints once the system is up: where it listens, how it
 // is configured, and requests to paste into another terminal.
 func banner(url string, opts options) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "food-delivery system running on 127.0.0.1 (gateway, auth, order, payment, courier, menu-1..menu-%d)\n\n", menuReplicas)
 	fmt.Fprintf(&b, "GraphQL endpoint: %s\n", url)
-	fmt.Fprintf(&b, "payment client:   -lab %s (%s)\n", opts.lab.name, opts.lab.about)
 	limit := fmt.Sprint(opts.orderLimit)
 	if opts.orderLimit == 0 {
 		limit = "unlimited"
 	}
 	fmt.Fprintf(&b, "order workers:    %s (-order-limit)\n", limit)
+	fmt.Fprintf(&b, "demo speed:       %s\n", speed(opts.fast))
+	b.WriteString("labs (-lab NN=off|naive|solution|learner; see -h):\n")
+	for _, line := range opts.plan.labLines() {
+		b.WriteString(line + "\n")
+	}
+	fmt.Fprintf(&b, "learner code:     %s\n", builtIn())
 	if len(opts.faults) == 0 {
 		fmt.Fprintf(&b, "faults:           none (add some with -fault, see -h)\n")
 	} else {

@@ -227,6 +227,18 @@ func TestRunAppliesFaultFlags(t *testing.T) {
 	}
 }
 
+func TestRunPlacesAnOrderWithEveryLabsSolution(t *testing.T) {
+	r := startRun(t, "-lab", "all=solution", "-fast")
+	if !strings.Contains(r.out.String(), "05 breaker        solution") {
+		t.Errorf("the banner should list lab 05's solution; it is:\n%s", r.out)
+	}
+	status, resp := r.post(t, system.SampleToken, query(placeOrder, orderInput()))
+	var data struct{ PlaceOrder struct{ ID, Status string } }
+	if err := resp.Decode(&data); err != nil || data.PlaceOrder.Status != "PLACED" {
+		t.Errorf("placeOrder with every lab's solution: HTTP %d, %v, %+v; want status PLACED", status, err, data.PlaceOrder)
+	}
+}
+
 func TestRunRejectsBadFlagsBeforeStarting(t *testing.T) {
 	tests := []struct {
 		name string
@@ -237,16 +249,19 @@ func TestRunRejectsBadFlagsBeforeStarting(t *testing.T) {
 		{"a fault on a service that does not exist", []string{"-fault", "paymnt=hang"}, nil},
 		{"an address on every interface", []string{"-addr", "0.0.0.0:8080"}, nil},
 		{"an address without a port", []string{"-addr", "127.0.0.1"}, nil},
-		{"an unknown lab", []string{"-lab", "clever"}, nil},
-		{"the learner lab without its build tag", []string{"-lab", "learner"}, nil},
+		{"a lab that does not exist", []string{"-lab", "10=solution"}, nil},
+		{"a choice that does not exist", []string{"-lab", "05=clever"}, nil},
+		{"a choice without its lab (the old form)", []string{"-lab", "solution"}, nil},
+		{"a learner lab without its build tag", []string{"-lab", "05=learner"}, nil},
+		{"two labs that would both retry the charge", []string{"-lab", "03=solution", "-lab", "04=solution"}, nil},
 		{"a negative order limit", []string{"-order-limit", "-1"}, nil},
 		{"an unknown flag", []string{"-verbose-ish"}, nil},
 		{"a stray argument", []string{"payment=hang"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.name == "the learner lab without its build tag" && findLabOK("learner") {
-				t.Skip("built with -tags learner")
+			if tt.name == "a learner lab without its build tag" && haveLearner(5) {
+				t.Skip("built with -tags learner05")
 			}
 			var stdout bytes.Buffer
 			ctx, cancel := context.WithCancel(context.Background())
@@ -271,14 +286,10 @@ func TestUsageNamesEveryFlag(t *testing.T) {
 	if err := run(context.Background(), []string{"-h"}, &stdout, io.Discard); err != nil {
 		t.Fatalf("run -h: %v", err)
 	}
-	for _, want := range []string{"-addr", "-fault", "-seed", "-order-limit", "-lab", "go run -tags learner ./cmd/fooddelivery -lab learner"} {
+	for _, want := range []string{"-addr", "-fault", "-seed", "-order-limit", "-lab NN=choice", "all=solution", "-fast",
+		"go run ./cmd/workshop live NN", "Where labs meet"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("the usage text should mention %q; it is:\n%s", want, stdout.String())
 		}
 	}
-}
-
-func findLabOK(name string) bool {
-	_, err := findLab(name)
-	return err == nil
 }

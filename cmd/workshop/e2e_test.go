@@ -53,6 +53,40 @@ func Budget() int { return 2 }
 func Ratio() int { return 5 }
 `,
 	"solutions/01-timeouts/NOTES.md": "# Notes\n",
+	// The running system: learner01.go builds the lab in with -tags
+	// learner01, as the real one does. It prints what it was given and
+	// exits with status 3 for -fail.
+	"cmd/fooddelivery/main.go": `package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+var learner = "none"
+
+func main() {
+	fmt.Printf("learner code: %s; args: %s\n", learner, strings.Join(os.Args[1:], " "))
+	for _, a := range os.Args[1:] {
+		if a == "-fail" {
+			os.Exit(3)
+		}
+	}
+}
+`,
+	"cmd/fooddelivery/learner01.go": `//go:build learner01
+
+package main
+
+import (
+	"fmt"
+
+	timeouts "example.com/fixture/labs/01-timeouts"
+)
+
+func init() { learner = fmt.Sprintf("lab 01, budget %d", timeouts.Budget()) }
+`,
 	"solutions/01-timeouts/mutants/off-by-one/timeouts.go": `// Mutant: the budget is one second too long. Caught by step 1.
 package timeouts
 
@@ -156,6 +190,56 @@ func TestVerifyFixtureLab(t *testing.T) {
 		}
 	})
 
+	t.Run("live builds the learner's code into the running system and passes the flags on", func(t *testing.T) {
+		out.Reset()
+		if err := run(ctx, []string{"workshop", "-C", root, "live", "1", "-seed", "4"}, &out, &out); err != nil {
+			t.Fatalf("live 1: %v\n%s", err, out.String())
+		}
+		if want := "learner code: lab 01, budget 2; args: -lab 01=learner -seed 4"; !strings.Contains(out.String(), want) {
+			t.Errorf("live 1 -seed 4 output lacks %q:\n%s", want, out.String())
+		}
+
+		out.Reset()
+		if err := run(ctx, []string{"workshop", "-C", root, "live", "--", "-h"}, &out, &out); err != nil {
+			t.Fatalf("live -- -h: %v\n%s", err, out.String())
+		}
+		if want := "args: -lab all=learner -h"; !strings.Contains(out.String(), want) {
+			t.Errorf("live without a lab runs the labs started (01 here) as all=learner; output lacks %q:\n%s", want, out.String())
+		}
+
+		out.Reset()
+		err := run(ctx, []string{"workshop", "-C", root, "live", "01", "-fail"}, &out, &out)
+		var status *exitError
+		if !errors.As(err, &status) || status.code != 3 {
+			t.Errorf("live 01 -fail: got %v, want the system's exit status 3", err)
+		}
+	})
+
+	t.Run("live names a lab that does not compile", func(t *testing.T) {
+		file := filepath.Join(root, "labs", "01-timeouts", "timeouts.go")
+		good, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.WriteFile(file, good, 0o644) })
+		if err := os.WriteFile(file, append(good, "func broken() int { return missing }\n"...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out.Reset()
+		err = run(ctx, []string{"workshop", "-C", root, "live", "01"}, &out, &out)
+		if !errors.Is(err, errFailed) {
+			t.Errorf("live 01 on a lab that does not compile: got %v, want errFailed", err)
+		}
+		for _, want := range []string{"lab 01-timeouts does not compile:", "timeouts.go", "undefined: missing"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("live output lacks %q:\n%s", want, out.String())
+			}
+		}
+		if strings.Contains(out.String(), "learner code:") {
+			t.Errorf("the system ran although its lab does not compile:\n%s", out.String())
+		}
+	})
+
 	t.Run("verify runs the lab contract", func(t *testing.T) {
 		out.Reset()
 		ws, err := openWorkspace(root, &out, &out)
@@ -168,8 +252,18 @@ func TestVerifyFixtureLab(t *testing.T) {
 		}
 		noted := false
 		r := &report{w: &out}
-		opts := verifyOptions{race: false, manifest: manifest, tmp: t.TempDir(), skipNoted: &noted}
-		if err := ws.verifyLab(ctx, r, lab{Name: "01-timeouts", Present: true}, opts); err != nil {
+		opts := verifyOptions{race: false, manifest: manifest, tmp: t.TempDir(), skipNoted: &noted, starters: map[string]string{}}
+		l := lab{Name: "01-timeouts", Present: true}
+		if err := ws.verifyLab(ctx, r, l, opts); err != nil {
+			t.Fatal(err)
+		}
+		// The learner's copy no longer has the API the running system
+		// calls: the build with the learner tag still uses the pinned one.
+		file := filepath.Join(root, "labs", "01-timeouts", "timeouts.go")
+		edited, _ := os.ReadFile(file)
+		t.Cleanup(func() { os.WriteFile(file, edited, 0o644) })
+		os.WriteFile(file, []byte(strings.Replace(string(edited), "func Budget()", "func Budget2()", 1)), 0o644)
+		if err := ws.verifyLearnerBuild(ctx, r, []lab{l}, opts); err != nil {
 			t.Fatal(err)
 		}
 		text := out.String()
@@ -184,6 +278,7 @@ func TestVerifyFixtureLab(t *testing.T) {
 			"FAIL 01-timeouts clause 5: mutant wrong-claim is caught by step 2: step 2 passes against the mutant (failing instead: step 1)",
 			"ok   01-timeouts clause 10: imports no other lab and no solution",
 			"ok   01-timeouts README.md has the sections in order",
+			"ok   the running system builds with the pristine starters' learner code (go build -tags learner01 ./cmd/fooddelivery)",
 		} {
 			if !strings.Contains(text, want) {
 				t.Errorf("verify output lacks %q", want)

@@ -1,11 +1,13 @@
 // Command workshop is the learner's and instructor's tool for the resilience
-// workshop: it shows progress, checks one lab, verifies the lab contract
-// (the conventions below) and pins the starter files.
+// workshop: it shows progress, checks one lab, runs the whole system with a
+// learner's code, verifies the lab contract (the conventions below) and
+// pins the starter files.
 //
 // Usage, from anywhere inside the repository:
 //
 //	go run ./cmd/workshop               status of every lab and the next thing to do
 //	go run ./cmd/workshop check 01      run lab 01's tests, summarised step by step
+//	go run ./cmd/workshop live 05       run the whole system with your labs/05-breaker code at its integration point
 //	go run ./cmd/workshop verify        the instructor's and CI's check of every lab and the project
 //	go run ./cmd/workshop pin           rewrite labs/starters.txt from the current lab files
 //
@@ -49,6 +51,12 @@
 // after the first "step" (case-insensitive); all files of one mutant must name
 // the same step.
 //
+// Running system. cmd/fooddelivery builds lab NN's code in only with the
+// build tag learnerNN (its file learnerNN.go); live builds it with the tags
+// of the labs named (or of every lab whose files differ from the manifest)
+// and runs it with -lab NN=learner (or -lab all=learner), and verify builds
+// it with every lab's tag over the pristine starters.
+//
 // Starter manifest. labs/starters.txt pins the pristine starter: one line per
 // lab editable file, "<git blob id> <slash path from the repository root>",
 // sorted by path; blank lines and lines starting with # are ignored. `pin`
@@ -82,6 +90,10 @@ const usage = `usage: go run ./cmd/workshop [-C dir] [command]
 Commands:
   status      show every lab, step by step, and the next thing to do (the default)
   check NN    run one lab's tests (with -race where available) and summarise them step by step (NN: 01 or 01-timeouts)
+  live [NN...] [flags]
+              build the food-delivery system with your code of labs NN (every lab you have started
+              when none is named: -lab all=learner) and run it on 127.0.0.1; the flags after the
+              numbers (or after --) go to the system: live 05 -fault payment=hang, live 05 -- -h
   verify      check the lab contract for every lab, then vet, gofmt and test the project
   verify NN   check the lab contract for lab NN only (while writing a lab)
   pin         rewrite labs/starters.txt from the current lab starter files (instructors)
@@ -91,6 +103,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	err := run(ctx, os.Args, os.Stdout, os.Stderr)
 	stop()
+	var status *exitError
 	switch {
 	case err == nil:
 	case errors.Is(err, errUsage):
@@ -98,6 +111,8 @@ func main() {
 		os.Exit(2)
 	case errors.Is(err, errFailed):
 		os.Exit(1)
+	case errors.As(err, &status):
+		os.Exit(status.code) // the running system's own (live)
 	default:
 		fmt.Fprintf(os.Stderr, "workshop: %v\n", err)
 		os.Exit(1)
@@ -135,6 +150,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if len(rest) != 1 {
 			return errUsage
 		}
+	case "live":
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -151,6 +167,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return ws.status(ctx)
 	case "check":
 		return ws.check(ctx, rest[0])
+	case "live":
+		return ws.live(ctx, rest)
 	case "verify":
 		only := ""
 		if len(rest) == 1 {

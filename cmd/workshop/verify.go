@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -68,6 +69,11 @@ type verifyOptions struct {
 	manifestErr error
 	tmp         string // a scratch directory for overlays and blobs
 	skipNoted   *bool  // the "no git" notice is printed once
+	// starters collects the pristine starters' overlay of every lab
+	// checked (working path -> file with the pinned content), for the
+	// build of the running system with the learners' code; nil: not
+	// collected.
+	starters map[string]string
 }
 
 // verify checks the lab contract for every present lab, then the project.
@@ -90,7 +96,8 @@ func (ws *workspace) verify(ctx context.Context, only string) error {
 	defer os.RemoveAll(tmp)
 	manifest, _, manifestErr := ws.readManifest()
 	skipNoted := false
-	opts := verifyOptions{race: race, manifest: manifest, manifestErr: manifestErr, tmp: tmp, skipNoted: &skipNoted}
+	opts := verifyOptions{race: race, manifest: manifest, manifestErr: manifestErr, tmp: tmp, skipNoted: &skipNoted,
+		starters: map[string]string{}}
 	if only != "" {
 		l, ok := findLab(labs, only)
 		if !ok || !l.Present {
@@ -112,6 +119,9 @@ func (ws *workspace) verify(ctx context.Context, only string) error {
 	}
 	if present == 0 {
 		r.note("no labs yet: checking the project only")
+	}
+	if err := ws.verifyLearnerBuild(ctx, r, labs, opts); err != nil {
+		return err
 	}
 	if only == "" {
 		fmt.Fprintln(ws.stdout, "\nProject")
@@ -167,6 +177,9 @@ func (ws *workspace) verifyLab(ctx context.Context, r *report, l lab, opts verif
 			r.ok(msg)
 			starter = &p
 			editable = p.Files
+			if opts.starters != nil {
+				maps.Copy(opts.starters, p.Replace)
+			}
 		}
 	}
 	if ctx.Err() != nil {
@@ -282,6 +295,49 @@ func (ws *workspace) verifyLab(ctx context.Context, r *report, l lab, opts verif
 
 	// README.
 	r.check(name+" README.md has the sections in order and a heading per step", ws.readmeProblems(info))
+	return nil
+}
+
+// verifyLearnerBuild builds the running system (cmd/fooddelivery) with the
+// learner tag of every present lab of labs that runs in it, over the
+// pristine starters collected in opts.starters: the glue in each
+// learnerNN.go must compile against the starter's API, so that
+// "workshop live NN" works before the learner has written a line. A lab
+// whose pristine starter is unknown (no git) is built from its working
+// copy. A repository without cmd/fooddelivery has nothing to build.
+func (ws *workspace) verifyLearnerBuild(ctx context.Context, r *report, labs []lab, opts verifyOptions) error {
+	if _, err := os.Stat(ws.abs(fooddeliveryPkg)); err != nil {
+		return nil
+	}
+	var tags []string
+	for _, l := range labs {
+		if l.Present && l.runsInTheSystem() {
+			tags = append(tags, l.learnerTag())
+		}
+	}
+	if len(tags) == 0 {
+		return nil
+	}
+	what := fmt.Sprintf("the running system builds with the pristine starters' learner code (go build -tags %s %s)",
+		strings.Join(tags, ","), fooddeliveryPkg)
+	overlay, err := writeOverlay(opts.tmp, "learners.json", opts.starters)
+	if err != nil {
+		return err
+	}
+	bin := filepath.Join(opts.tmp, "fooddelivery")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	args := append(append([]string{"build", "-tags", strings.Join(tags, ",")}, overlayArgs(overlay)...), "-o", bin, fooddeliveryPkg)
+	res := ws.goCmd(ctx, buildTimeout, args...)
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case res.err != nil:
+		r.fail(what, "go build failed: a learnerNN.go no longer matches its lab's starter", res.combined())
+	default:
+		r.ok(what)
+	}
 	return nil
 }
 

@@ -336,3 +336,11 @@ func (f *Fleet) Pushes() int {
 	defer f.mu.Unlock()
 	return f.pushes
 }
+
+// NaiveAssignCourier is the courier-assignment consumer of lab 08's story:
+// every delivery of a message sends the least busy courier (Freest), so a
+// redelivered or redriven message sends a second courier to the same
+// restaurant. Lab 08 replaces it with a consumer keyed by the order.
+func NaiveAssignCourier(ctx context.Context, fleet *Fleet, m Message) error {
+	return fleet.Send(ctx, fleet.Freest(), m)
+}

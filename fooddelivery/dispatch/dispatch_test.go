@@ -97,3 +97,20 @@ func TestFleetCountsDistinctCouriers(t *testing.T) {
 		assert.ErrorIs(t, f.Send(context.Background(), "a", m), dispatch.ErrPhoneUnreachable)
 	})
 }
+
+func TestNaiveConsumerSendsASecondCourierOnRedelivery(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fleet := dispatch.NewFleet(courier.NewBoard())
+		crashed := false
+		q := &dispatch.Queue{CrashAfterHandling: func(dispatch.Message) bool {
+			first := !crashed
+			crashed = true
+			return first // the consumer crashes once, after sending, before deleting
+		}}
+		q.Publish("o1", "luigis")
+		require.NoError(t, q.Consume(context.Background(), 1, func(ctx context.Context, m dispatch.Message) error {
+			return dispatch.NaiveAssignCourier(ctx, fleet, m)
+		}))
+		assert.Len(t, fleet.Couriers("o1"), 2, "the redelivery sends the freest courier again: another one")
+	})
+}

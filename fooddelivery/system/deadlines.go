@@ -23,6 +23,12 @@ type OrderDeadlines struct {
 	// Transport wraps the transport of each of the order service's clients
 	// (menu, payment and courier): the client half. nil means no wrapping.
 	Transport func(http.RoundTripper) http.RoundTripper
+	// Gateway wraps the transport of the gateway's client of the order
+	// service: the client half on the order service's caller, so that
+	// the gateway's remaining budget (a deadline on its context, such as
+	// a fallback's checkout budget) reaches the order service. nil means
+	// no wrapping: the gateway sends no budget.
+	Gateway func(http.RoundTripper) http.RoundTripper
 }
 
 // NaiveOrderDeadlines is the order service of lab 02's story: whatever its

@@ -69,6 +69,11 @@ type Config struct {
 	// ("order": 10) or, for the menu replicas, by service name ("menu").
 	// A limit of 0 means unlimited; missing names use DefaultLimits.
 	Limits map[string]int
+	// Metrics is the counter registry the system fills (System.Metrics).
+	// nil means a new one (fooddelivery.NewMetrics). Pass one to register
+	// pattern readers (Metrics.ReportBreaker, ...) before the system
+	// starts, from the same code that plugs the patterns in.
+	Metrics *fooddelivery.Metrics
 
 	// PaymentClient builds the http.Client the order service uses to call
 	// payment (lab 01's integration point). nil means NaivePaymentClient.
@@ -87,6 +92,14 @@ type Config struct {
 	// (a fooddelivery.Payer) before the order service uses it: lab 05 puts
 	// its circuit breaker here. nil means the plain client.
 	PaymentBreaker func(payer fooddelivery.Payer) fooddelivery.Payer
+
+	// GatewayOrderClient, when set, wraps the gateway's client of the
+	// order service before any other wrapper of this Config (the Gateway
+	// retry layer, the GatewayOrders guard, Fallbacks) sees it: lab 05
+	// puts one circuit breaker per endpoint here. It receives the plain
+	// client and returns what the gateway calls for placeOrder and order.
+	// nil means the plain client.
+	GatewayOrderClient func(c *order.Client) fooddelivery.OrderService
 
 	// GatewayGuards, when set, is asked once at start for a guard around
 	// each of the gateway's dependencies, by name: GatewayOrders
@@ -140,6 +153,13 @@ type Config struct {
 	// ("menu-1", "menu-2", ...), in order, and returns the transport to use.
 	// nil means every menu call goes to exactly one replica.
 	MenuHedging func(base http.RoundTripper, replicas []string) http.RoundTripper
+
+	// CourierDispatch, when set, runs the courier-assignment pipeline
+	// (lab 08's idempotent consumer): every order the order service places
+	// is announced on a queue with at-least-once delivery, whose consumer
+	// sends the courier (System.Dispatch). nil means no pipeline: the
+	// courier service's assignment is all that happens.
+	CourierDispatch *CourierDispatch
 }
 
 // Names of the gateway's dependencies for Config.GatewayGuards.
@@ -165,13 +185,17 @@ type System struct {
 	// system's own clients record it; wrap a test's client with
 	// Callers.Track). Set only with Config.OrderDeadlines; nil otherwise.
 	Callers *fooddelivery.Callers
+	// Dispatch is the courier-assignment pipeline: its queue and the fleet
+	// its consumer sends couriers with. Set only with
+	// Config.CourierDispatch; nil otherwise.
+	Dispatch *Dispatch
 
 	gatewayURL string
 	front      *front // the gateway server's handler: the gateway and what Mount added
 	servers    []*http.Server
 	clients    []*http.Client
 	outside    *http.Client
-	stops      []func() // Config.Fallbacks' stop functions, called by Close
+	stops      []func() // Config.Fallbacks' stop functions and the dispatch consumer's, called by Close
 }
 
 // NaivePaymentClient is the payment client the system starts with: it dials
@@ -196,9 +220,13 @@ func Start(cfg Config) (*System, error) {
 	if replicas < 0 {
 		return nil, fmt.Errorf("system: negative number of menu replicas %d", replicas)
 	}
+	metrics := cfg.Metrics
+	if metrics == nil {
+		metrics = fooddelivery.NewMetrics()
+	}
 	s := &System{
 		Network: n,
-		Metrics: fooddelivery.NewMetrics(),
+		Metrics: metrics,
 		Faults:  faults.New(cfg.Seed, n),
 		Ledger:  payment.NewLedger(),
 		Callers: callersFor(cfg),
@@ -279,12 +307,14 @@ func (s *System) start(cfg Config, replicas int) error {
 				payer = cfg.PaymentBreaker(payer)
 			}
 			cfg.OrderDeadlines.client(paymentHTTP)
+			var couriers fooddelivery.CourierAssigner = courier.NewClient(cfg.OrderDeadlines.client(client()), memnet.ServiceURL("courier"))
+			couriers = s.startDispatch(cfg.CourierDispatch, couriers)
 			return cfg.OrderDeadlines.handler(order.New(order.Deps{
 				Instance: in,
 				Store:    s.Store,
 				Menu:     menu.NewClient(cfg.OrderDeadlines.client(client()), menuURLs...),
 				Payment:  payer,
-				Courier:  courier.NewClient(cfg.OrderDeadlines.client(client()), memnet.ServiceURL("courier")),
+				Courier:  couriers,
 				Callers:  s.Callers,
 			}))
 		}},
@@ -311,7 +341,7 @@ func (s *System) start(cfg Config, replicas int) error {
 				Menu:     fooddelivery.GuardMenuReader(menus, gatewayGuard(GatewayMenu)),
 				Recs:     menus,
 				Reviews:  menus,
-				Orders:   fooddelivery.GuardOrderService(retry.WrapOrders(order.NewClient(client(), memnet.ServiceURL("order")), cfg.Retries, s.Metrics), gatewayGuard(GatewayOrders)),
+				Orders:   fooddelivery.GuardOrderService(retry.WrapOrders(s.gatewayOrders(cfg, client()), cfg.Retries, s.Metrics), gatewayGuard(GatewayOrders)),
 				ETA:      fooddelivery.GuardETAReader(courier.NewClient(client(), memnet.ServiceURL("courier")), gatewayGuard(GatewayCourier)),
 				Auth:     auth.NewClient(client(), memnet.ServiceURL("auth")),
 			}))
@@ -403,6 +433,22 @@ func (s *System) Orders() *order.Client {
 // HTTP status.
 func (s *System) GraphQL(ctx context.Context, token, query string, vars map[string]any) (*gateway.Response, int, error) {
 	return gateway.Do(ctx, s.outside, s.gatewayURL, token, query, vars)
+}
+
+// gatewayOrders returns the gateway's client of the order service on hc:
+// hc's transport carries the caller's half of cfg.OrderDeadlines and is
+// tracked by s.Callers (the gateway is the order service's caller), and
+// the client is wrapped by cfg.GatewayOrderClient.
+func (s *System) gatewayOrders(cfg Config, hc *http.Client) fooddelivery.OrderService {
+	if d := cfg.OrderDeadlines; d != nil && d.Gateway != nil {
+		hc.Transport = d.Gateway(hc.Transport)
+	}
+	hc.Transport = s.Callers.Track(hc.Transport)
+	c := order.NewClient(hc, memnet.ServiceURL("order"))
+	if cfg.GatewayOrderClient == nil {
+		return c
+	}
+	return cfg.GatewayOrderClient(c)
 }
 
 // fallbacks applies cfg.Fallbacks to the gateway's dependencies d and keeps

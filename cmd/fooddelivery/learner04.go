@@ -1,0 +1,14 @@
+//go:build learner04
+
+package main
+
+import retrybudgets "github.com/gophereats/resilience/labs/04-retry-budgets"
+
+// Built only with -tags learner04, which go run ./cmd/workshop live 04
+// adds: your labs/04-retry-budgets code at lab 04's integration point,
+// plugged by the same glue and the same lines as the reference solution in
+// solutions.go. Without the tag nothing under labs/ is compiled, so a lab
+// you are still writing never breaks the system.
+func init() {
+	learners[4] = lab04(retrybudgets.NewRetryBudget, retrybudgets.Layers)
+}

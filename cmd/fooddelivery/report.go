@@ -1,0 +1,347 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/gateway"
+	"github.com/gophereats/resilience/fooddelivery/payment"
+	"github.com/gophereats/resilience/fooddelivery/system"
+)
+
+// This file fills fooddelivery.Metrics from outside the patterns: the
+// glue wraps what a lab plugs in and counts what passes, so the solution
+// and the learner's code are measured alike, and neither needs an
+// accessor of its own.
+
+// tally numbers the attempts of one call below a retrying or hedging
+// transport, and remembers which attempt each response came from.
+type tally struct {
+	mu   sync.Mutex
+	n    int
+	from map[*http.Response]int
+}
+
+type tallyKey struct{}
+
+// tallied wraps rt, a retrying or hedging transport whose base is
+// countAttempts: each call gets a tally on its context, so the attempts
+// below can be numbered. When won is not nil, a call answered by an
+// attempt after its first counts in it (a hedge that won). A transport
+// that sends an attempt on a context not derived from the caller's is not
+// counted below.
+func tallied(rt http.RoundTripper, won *atomic.Int64) http.RoundTripper {
+	return roundTripper{func(r *http.Request) (*http.Response, error) {
+		t := &tally{from: map[*http.Response]int{}}
+		resp, err := rt.RoundTrip(r.WithContext(context.WithValue(r.Context(), tallyKey{}, t)))
+		if won != nil && resp != nil {
+			t.mu.Lock()
+			if t.from[resp] > 1 {
+				won.Add(1)
+			}
+			t.mu.Unlock()
+		}
+		return resp, err
+	}, rt}
+}
+
+// countAttempts wraps base (nil means http.DefaultTransport), the
+// transport below a retrying or hedging one: every request it sends counts
+// in attempts, except a call's first when countFirst says another counter
+// has it, and every request after a call's first counts in extra (retries
+// or hedges).
+func countAttempts(base http.RoundTripper, attempts, extra *atomic.Int64, countFirst func() bool) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return roundTripper{func(r *http.Request) (*http.Response, error) {
+		n := 1
+		t, _ := r.Context().Value(tallyKey{}).(*tally)
+		if t != nil {
+			t.mu.Lock()
+			t.n++
+			n = t.n
+			t.mu.Unlock()
+		}
+		if n > 1 {
+			extra.Add(1)
+		}
+		if n > 1 || countFirst() {
+			attempts.Add(1)
+		}
+		resp, err := base.RoundTrip(r)
+		if t != nil && resp != nil {
+			t.mu.Lock()
+			t.from[resp] = n
+			t.mu.Unlock()
+		}
+		return resp, err
+	}, base}
+}
+
+// roundTripper is an http.RoundTripper made of a function, which passes
+// CloseIdleConnections on to the transport it wraps, so that the system's
+// shutdown still reaches the connections below.
+type roundTripper struct {
+	fn    func(*http.Request) (*http.Response, error)
+	below http.RoundTripper
+}
+
+func (rt roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return rt.fn(r) }
+
+func (rt roundTripper) CloseIdleConnections() {
+	if c, ok := rt.below.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// breakerState reads a breaker's State.String() as reports name it:
+// "closed", "open", "half-open" (or "half_open"); other text is passed on
+// as it is.
+func breakerState(s string) fooddelivery.BreakerState {
+	switch s {
+	case "closed":
+		return fooddelivery.BreakerClosed
+	case "open":
+		return fooddelivery.BreakerOpen
+	case "half-open", "half_open":
+		return fooddelivery.BreakerHalfOpen
+	}
+	return fooddelivery.BreakerState(strings.ReplaceAll(s, "-", "_"))
+}
+
+// breakerBook reports breakers it cannot read directly (those a
+// constructor made inside a client) from their reported state changes.
+// A breaker is registered at its first change (before it, it has always
+// been closed); an open one reads as half-open once openFor has passed,
+// as the breaker itself would say when next asked.
+type breakerBook struct {
+	m       *fooddelivery.Metrics
+	openFor time.Duration
+
+	mu    sync.Mutex
+	state map[string]fooddelivery.BreakerState
+	since map[string]time.Time
+}
+
+func newBreakerBook(m *fooddelivery.Metrics, openFor time.Duration) *breakerBook {
+	return &breakerBook{m: m, openFor: openFor, state: map[string]fooddelivery.BreakerState{}, since: map[string]time.Time{}}
+}
+
+// changed records that breaker name moved to state to. It runs inside
+// the breaker's OnStateChange, with the breaker's lock held: it takes the
+// book's lock only to record, and registers a new name after releasing it.
+func (b *breakerBook) changed(name string, to fooddelivery.BreakerState) {
+	b.mu.Lock()
+	_, known := b.state[name]
+	b.state[name], b.since[name] = to, time.Now()
+	b.mu.Unlock()
+	if !known {
+		b.m.ReportBreaker(name, func() fooddelivery.BreakerState { return b.read(name) })
+	}
+}
+
+func (b *breakerBook) read(name string) fooddelivery.BreakerState {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.state[name]
+	if s == fooddelivery.BreakerOpen && time.Since(b.since[name]) >= b.openFor {
+		return fooddelivery.BreakerHalfOpen
+	}
+	return s
+}
+
+// refusedPayer counts the charges a breaker refused (ErrCircuitOpen) in
+// Rejections.
+type refusedPayer struct {
+	next fooddelivery.Payer
+	edge *fooddelivery.EdgeStats
+}
+
+func (p refusedPayer) Charge(ctx context.Context, req fooddelivery.ChargeRequest) (fooddelivery.Charge, error) {
+	ch, err := p.next.Charge(ctx, req)
+	refused(p.edge, err)
+	return ch, err
+}
+
+// refusedOrders counts the order calls a breaker refused in Rejections.
+type refusedOrders struct {
+	next fooddelivery.OrderService
+	edge *fooddelivery.EdgeStats
+}
+
+func (o refusedOrders) PlaceOrder(ctx context.Context, user string, in fooddelivery.PlaceOrderInput) (fooddelivery.Order, error) {
+	out, err := o.next.PlaceOrder(ctx, user, in)
+	refused(o.edge, err)
+	return out, err
+}
+
+func (o refusedOrders) Order(ctx context.Context, id string) (fooddelivery.Order, error) {
+	out, err := o.next.Order(ctx, id)
+	refused(o.edge, err)
+	return out, err
+}
+
+func refused(edge *fooddelivery.EdgeStats, err error) {
+	if errors.Is(err, fooddelivery.ErrCircuitOpen) {
+		edge.Rejections.Add(1)
+	}
+}
+
+// gatewayEdge names the service behind one of the gateway's dependencies
+// (system.GatewayOrders is the order service).
+func gatewayEdge(dependency string) string {
+	if dependency == system.GatewayOrders {
+		return "order"
+	}
+	return dependency
+}
+
+// countSlots wraps g, the bulkhead guarding the gateway's calls to
+// service, so that it reports its slots in use as the compartment
+// "gateway->service" with capacity slots, and counts the calls it refused
+// (ErrBulkheadFull without running the call) in Rejections.
+func countSlots(g fooddelivery.Guard, m *fooddelivery.Metrics, service string, capacity int) fooddelivery.Guard {
+	var inUse atomic.Int64
+	m.ReportBulkhead("gateway->"+service, capacity, func() int { return int(inUse.Load()) })
+	edge := m.Edge("gateway", service)
+	return func(ctx context.Context, call func(context.Context) error) error {
+		var ran atomic.Bool
+		err := g(ctx, func(ctx context.Context) error {
+			ran.Store(true)
+			inUse.Add(1)
+			defer inUse.Add(-1)
+			return call(ctx)
+		})
+		if !ran.Load() && errors.Is(err, fooddelivery.ErrBulkheadFull) {
+			edge.Rejections.Add(1)
+		}
+		return err
+	}
+}
+
+// countFallbacks wraps the gateway's dependencies d so that every answer a
+// fallback served (an error carrying a *gateway.FallbackError, next to
+// the fallback's value) counts in Fallbacks of the gateway's edge to the
+// service behind it. The auth check has no fallback answer: when auth is
+// down it denies.
+func countFallbacks(d gateway.Deps, m *fooddelivery.Metrics) gateway.Deps {
+	menus, courier, orders := m.Edge("gateway", "menu"), m.Edge("gateway", "courier"), m.Edge("gateway", "order")
+	if d.Menu != nil {
+		d.Menu = fallbackMenu{d.Menu, menus}
+	}
+	if d.Recs != nil {
+		d.Recs = fallbackRecs{d.Recs, menus}
+	}
+	if d.Reviews != nil {
+		d.Reviews = fallbackReviews{d.Reviews, menus}
+	}
+	if d.ETA != nil {
+		d.ETA = fallbackETA{d.ETA, courier}
+	}
+	if d.Orders != nil {
+		d.Orders = fallbackOrders{d.Orders, orders}
+	}
+	return d
+}
+
+func fellBack(edge *fooddelivery.EdgeStats, err error) {
+	var fe *gateway.FallbackError
+	if errors.As(err, &fe) {
+		edge.Fallbacks.Add(1)
+	}
+}
+
+type fallbackMenu struct {
+	next fooddelivery.MenuReader
+	edge *fooddelivery.EdgeStats
+}
+
+func (f fallbackMenu) Restaurants(ctx context.Context) ([]fooddelivery.Restaurant, error) {
+	out, err := f.next.Restaurants(ctx)
+	fellBack(f.edge, err)
+	return out, err
+}
+
+func (f fallbackMenu) Menu(ctx context.Context, restaurantID string) (fooddelivery.Menu, error) {
+	out, err := f.next.Menu(ctx, restaurantID)
+	fellBack(f.edge, err)
+	return out, err
+}
+
+type fallbackRecs struct {
+	next fooddelivery.Recommender
+	edge *fooddelivery.EdgeStats
+}
+
+func (f fallbackRecs) Recommendations(ctx context.Context, user string) ([]fooddelivery.Dish, error) {
+	out, err := f.next.Recommendations(ctx, user)
+	fellBack(f.edge, err)
+	return out, err
+}
+
+func (f fallbackRecs) Popular(ctx context.Context) ([]fooddelivery.Dish, error) {
+	out, err := f.next.Popular(ctx)
+	fellBack(f.edge, err)
+	return out, err
+}
+
+type fallbackReviews struct {
+	next fooddelivery.ReviewStore
+	edge *fooddelivery.EdgeStats
+}
+
+func (f fallbackReviews) SubmitReview(ctx context.Context, r fooddelivery.Review) (fooddelivery.Review, error) {
+	out, err := f.next.SubmitReview(ctx, r)
+	fellBack(f.edge, err)
+	return out, err
+}
+
+type fallbackETA struct {
+	next fooddelivery.ETAReader
+	edge *fooddelivery.EdgeStats
+}
+
+func (f fallbackETA) ETA(ctx context.Context, restaurantID string) (fooddelivery.ETA, error) {
+	out, err := f.next.ETA(ctx, restaurantID)
+	fellBack(f.edge, err)
+	return out, err
+}
+
+type fallbackOrders struct {
+	next fooddelivery.OrderService
+	edge *fooddelivery.EdgeStats
+}
+
+func (f fallbackOrders) PlaceOrder(ctx context.Context, user string, in fooddelivery.PlaceOrderInput) (fooddelivery.Order, error) {
+	out, err := f.next.PlaceOrder(ctx, user, in)
+	fellBack(f.edge, err)
+	return out, err
+}
+
+func (f fallbackOrders) Order(ctx context.Context, id string) (fooddelivery.Order, error) {
+	out, err := f.next.Order(ctx, id)
+	fellBack(f.edge, err)
+	return out, err
+}
+
+// replays wraps the payment service's key store so that every outcome it
+// replays for a repeated key counts in Replays of the edge order->payment.
+type replays struct {
+	payment.KeyStore
+	edge *fooddelivery.EdgeStats
+}
+
+func (r replays) Begin(key string, req fooddelivery.ChargeRequest) (*payment.Outcome, error) {
+	o, err := r.KeyStore.Begin(key, req)
+	if err == nil && o != nil {
+		r.edge.Replays.Add(1)
+	}
+	return o, err
+}
