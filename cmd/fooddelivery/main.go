@@ -31,8 +31,11 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/loadgen"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/scenario"
 	"github.com/gophereats/resilience/fooddelivery/system"
 )
 
@@ -49,7 +52,8 @@ Flags:
                     kinds: latency, tail, hang, error, reset, slowbody, lose, refuse, blackhole
                     examples: -fault payment=hang              every charge hangs (at most 30s)
                               -fault payment=hang,max=5s       ... at most 5s
-                              -fault 'payment:POST /charges=error,status=503,p=0.5'
+                              -fault "payment:POST /charges=error,status=503,p=0.5"
+                    a rule on a route no service serves is an error that lists the real routes
                               -fault menu=latency,fixed=200ms,jitter=100ms
                               -fault courier=refuse
   -seed n           seed of the faults' random draws; the same seed gives the same faults (default 1)
@@ -66,7 +70,18 @@ Flags:
                     know (learner5, learner) builds no learner code: the banner lists what is built in,
                     and -lab NN=learner without it is an error that gives the command to use.
   -fast             shorten the settings that make a demo wait: the breaker's open period
-                    (%v instead of %v) and the dispatch queue's visibility timeout (%v instead of %v)
+                    (%v instead of %v) and the dispatch queue's visibility timeout (%v instead of %v);
+                    scenarios play 10 times faster
+  -load n           simulated customers: n requests a second (0 to %d) browsing, loading the
+                    home page, checking out, reviewing and looking up orders; each customer's
+                    choices follow from -seed (default 0: none until set over the admin API)
+  -scenario name    play a scripted incident at start: %s
+                    (GET /admin/scenarios describes them)
+
+While it runs, the gateway's address also serves the JSON admin API under /admin/
+(faults, load, scenarios, lab 07's game day, the change log; GET /admin/ lists the
+routes) and Prometheus metrics at /metrics. Both answer only requests for the
+gateway's own loopback address and port, never another site's page.
 
 Labs and what each choice plugs:
 %s
@@ -116,6 +131,8 @@ type options struct {
 	orderLimit int
 	fast       bool
 	plan       plan
+	load       int
+	scenario   string
 }
 
 // faultSpecs collects the repeatable -fault flag. The specs are parsed after
@@ -138,7 +155,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	opts, err := parseFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintf(stdout, usage, system.DefaultLimits["order"], fastOpenFor, breakerOpenFor,
-			fastDispatchVisibility, dispatchVisibility, usageTable())
+			fastDispatchVisibility, dispatchVisibility, loadgen.MaxRate, strings.Join(scenarioNames(), ", "), usageTable())
 		return nil
 	}
 	if err != nil {
@@ -153,15 +170,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("starting the system: %w (is another copy running? pick a port with -addr)", err)
 	}
-	for _, r := range opts.faults {
-		if err := sys.Faults.Set(r.Service, r.Route, r.Fault); err != nil {
-			sys.Close()
-			return fmt.Errorf("setting -fault %s: %w", r, err)
+	scale := 1.0
+	if opts.fast {
+		scale = 0.1
+	}
+	c, err := startControls(sys, controlOptions{seed: opts.seed, load: opts.load, scenario: opts.scenario, scale: scale,
+		addr: sys.Network.TCPAddr("gateway")}, opts.faults, w.gameDay)
+	if err != nil {
+		sys.Close()
+		if errors.Is(err, faults.ErrUnknownTarget) {
+			return &usageError{err}
 		}
+		return err
 	}
 	fmt.Fprint(stdout, banner(sys.GatewayURL(), opts))
 
 	<-ctx.Done()
+	c.stop()
 	if err := sys.Close(); err != nil {
 		return fmt.Errorf("stopping the system: %w", err)
 	}
@@ -183,6 +208,8 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&opts.orderLimit, "order-limit", system.DefaultLimits["order"], "")
 	fs.Var(&labs, "lab", "")
 	fs.BoolVar(&opts.fast, "fast", false, "")
+	fs.IntVar(&opts.load, "load", 0, "")
+	fs.StringVar(&opts.scenario, "scenario", "", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return options{}, err
@@ -197,6 +224,12 @@ func parseFlags(args []string) (options, error) {
 	}
 	if opts.orderLimit < 0 {
 		return options{}, usagef("-order-limit %d: the limit must be 0 (unlimited) or more", opts.orderLimit)
+	}
+	if opts.load < 0 || opts.load > loadgen.MaxRate {
+		return options{}, usagef("-load %d: the rate is requests a second, 0 to %d", opts.load, loadgen.MaxRate)
+	}
+	if opts.scenario != "" && !slices.Contains(scenarioNames(), opts.scenario) {
+		return options{}, usagef("-scenario %s: no such scenario; the scenarios are %s", fooddelivery.Quote(opts.scenario), strings.Join(scenarioNames(), ", "))
 	}
 	p, err := resolve(labs, haveLearner)
 	if err != nil {
@@ -296,28 +329,44 @@ func banner(url string, opts options) string {
 	} else {
 		fmt.Fprintf(&b, "faults:           seed %d\n", opts.seed)
 		for _, r := range opts.faults {
-			fmt.Fprintf(&b, "  -fault '%s'\n", r)
+			fmt.Fprintf(&b, "  -fault \"%s\"\n", r)
 		}
 	}
 
-	post := func(comment, token, query string) {
-		fmt.Fprintf(&b, "\n# %s\ncurl -sS %s -H 'Content-Type: application/json'", comment, url)
-		if token != "" {
-			fmt.Fprintf(&b, " -H 'Authorization: Bearer %s'", token)
-		}
-		// The GraphQL text goes inside a JSON string inside single quotes:
-		// its double quotes become \" and nothing else needs escaping.
-		fmt.Fprintf(&b, " \\\n  -d '{\"query\":\"%s\"}'\n", strings.ReplaceAll(query, `"`, `\"`))
+	base := strings.TrimSuffix(url, "/graphql")
+	fmt.Fprintf(&b, "customers:        %d requests a second (-load; PUT %s/admin/load changes it)\n", opts.load, base)
+	if opts.scenario != "" {
+		fmt.Fprintf(&b, "scenario:         %s (GET %s/admin/scenario shows its progress)\n", opts.scenario, base)
 	}
-	b.WriteString("\nTry it from another terminal:\n")
-	post("every restaurant", "", `{ restaurants { id name cuisine } }`)
-	post("one menu with the delivery estimate", "",
-		fmt.Sprintf(`{ restaurant(id: "%s") { name menu { id name priceCents } eta } }`, system.SampleRestaurant))
-	post("the home page: restaurants, menus and ETAs in one query", "",
-		`{ home { restaurants { name menu { name priceCents } eta } recommendations { name } } }`)
-	post("place and pay for an order as alice (a fault on payment shows here)", system.SampleToken,
-		fmt.Sprintf(`mutation { placeOrder(input: {restaurantId: "%s", items: [{dishId: "%s", quantity: 2}], card: "tok_visa"}) { id status totalCents courierId } }`,
-			system.SampleRestaurant, system.SampleDish))
+	fmt.Fprintf(&b, "admin API:        %s/admin/  (faults, load, scenarios, game day, change log)\n", base)
+	fmt.Fprintf(&b, "metrics:          %s/metrics (Prometheus)\n", base)
+
+	// GET examples in double quotes, with the GraphQL written without
+	// spaces or quotes (commas separate fields, %22 is a double quote):
+	// they paste unchanged into bash, PowerShell and cmd.exe.
+	get := func(comment, query string) {
+		fmt.Fprintf(&b, "\n# %s\ncurl -sg \"%s?query=%s\"\n", comment, url, query)
+	}
+	b.WriteString("\nTry it from another terminal (in Windows PowerShell, type curl.exe):\n")
+	get("every restaurant", "{restaurants{id,name,cuisine}}")
+	get("one menu with the delivery estimate",
+		fmt.Sprintf("{restaurant(id:%%22%s%%22){name,menu{id,name,priceCents},eta}}", system.SampleRestaurant))
+	get("the home page: restaurants, menus and ETAs in one query",
+		"{home{restaurants{name,menu{name,priceCents},eta},recommendations{name}}}")
+	fmt.Fprintf(&b, "\n# what the system counts, and what the admin API can change\ncurl -s \"%s/metrics\"\ncurl -s \"%s/admin/\"\n", base, base)
+	fmt.Fprintf(&b, "\n# place and pay for an order as alice (bash; mutations are POST only)\n"+
+		"curl -sS %s -H 'Content-Type: application/json' -H 'Authorization: Bearer %s' \\\n  -d '{\"query\":\"%s\"}'\n",
+		url, system.SampleToken, strings.ReplaceAll(fmt.Sprintf(`mutation { placeOrder(input: {restaurantId: "%s", items: [{dishId: "%s", quantity: 2}], card: "tok_visa"}) { id status totalCents courierId } }`,
+			system.SampleRestaurant, system.SampleDish), `"`, `\"`))
 	b.WriteString("\nPress Ctrl-C to stop.\n")
 	return b.String()
+}
+
+// scenarioNames lists the scripted incidents -scenario may name.
+func scenarioNames() []string {
+	var names []string
+	for _, sc := range scenario.Builtin() {
+		names = append(names, sc.Name)
+	}
+	return names
 }

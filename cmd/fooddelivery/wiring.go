@@ -227,7 +227,7 @@ func lab03(newTransport func(base http.RoundTripper, seed int64) http.RoundTripp
 
 // lab04 plugs lab 04's retry layers with one budget for the payment
 // client. The budget's tokens are reported when it can tell them (a
-// Tokens() float64 method); the reference's cannot, so it is not.
+// Tokens() float64 method, as the reference has; a learner's need not).
 func lab04[B any](newBudget func(ratio, minPerSecond, max float64) B, layers func(budget B) retry.Layers) plug {
 	return func(w *wiring) {
 		budget := newBudget(budgetRatio, budgetMinPerSecond, budgetMax)

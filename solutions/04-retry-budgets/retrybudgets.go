@@ -74,6 +74,16 @@ func (b *RetryBudget) TryRetry() bool {
 	return true
 }
 
+// Tokens returns the retries the budget holds now (fractions included),
+// for reports: the running system shows it on its dashboard and in
+// /metrics. The lab does not ask for it.
+func (b *RetryBudget) Tokens() float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refill()
+	return b.tokens
+}
+
 // Retryable reports whether a failed call is worth another attempt.
 // Retried: a dependency that timed out (fooddelivery.ErrTimeout, or an
 // attempt that ran out of its own deadline, context.DeadlineExceeded) and
