@@ -8,6 +8,7 @@
 //	go run ./cmd/workshop               status of every lab and the next thing to do
 //	go run ./cmd/workshop check 01      run lab 01's tests, summarised step by step
 //	go run ./cmd/workshop live 05       run the whole system with your labs/05-breaker code at its integration point
+//	go run ./cmd/workshop admin load 20 send a change to the running system's admin API
 //	go run ./cmd/workshop verify        the instructor's and CI's check of every lab and the project
 //	go run ./cmd/workshop pin           rewrite labs/starters.txt from the current lab files
 //
@@ -94,6 +95,8 @@ Commands:
               build the food-delivery system with your code of labs NN (every lab you have started
               when none is named: -lab all=learner) and run it on 127.0.0.1; the flags after the
               numbers (or after --) go to the system: live 05 -fault payment=hang, live 05 -- -h
+  admin ...   change the running system without quoting JSON: admin fault payment=hang, admin load 20,
+              admin scenario payment-down, admin unfault all (admin alone lists the commands)
   verify      check the lab contract for every lab, then vet, gofmt and test the project
   verify NN   check the lab contract for lab NN only (while writing a lab)
   pin         rewrite labs/starters.txt from the current lab starter files (instructors)
@@ -151,6 +154,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return errUsage
 		}
 	case "live":
+	case "admin": // talks to a running system; needs no repository
+		return admin(ctx, rest, stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
