@@ -89,7 +89,19 @@ func (c *controls) mount(sys *system.System, addr string) error {
 	if err != nil {
 		return err
 	}
-	m, err := admin.Guard(addr, telemetry.Handler(sys.Metrics))
+	metrics := telemetry.Handler(sys.Metrics)
+	m, err := admin.Guard(addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "/metrics is read with GET", http.StatusMethodNotAllowed)
+			return
+		}
+		metrics.ServeHTTP(w, r)
+	}))
 	if err != nil {
 		return err
 	}

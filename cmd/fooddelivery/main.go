@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -245,6 +246,12 @@ func parseFlags(args []string) (options, error) {
 			return options{}, usagef("-fault %s: the system has no service %q; services are %s",
 				spec, r.Service, strings.Join(serviceNames(), ", "))
 		}
+		for _, prev := range opts.faults {
+			if prev.Service == r.Service && prev.Route == r.Route {
+				return options{}, usagef("-fault %s: %s already has a fault (-fault %s); one rule per service and route",
+					spec, strings.TrimSpace(r.Service+" "+r.Route), prev)
+			}
+		}
 		opts.faults = append(opts.faults, r)
 	}
 	return opts, nil
@@ -254,12 +261,17 @@ func parseFlags(args []string) (options, error) {
 // interface: the system has no authentication worth the name and takes
 // fault rules from its command line, so it never listens on a network.
 func checkLoopback(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return usagef("-addr %q: want host:port, for example 127.0.0.1:8080", addr)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return usagef("-addr %s: the system listens on loopback only; use 127.0.0.1:PORT (or [::1]:PORT)", addr)
+	// Only the names the admin guard accepts: another loopback address
+	// (127.0.0.2) would serve GraphQL but refuse its own admin pages.
+	if host != "127.0.0.1" && host != "localhost" && host != "::1" {
+		return usagef("-addr %s: the system listens on loopback only; use 127.0.0.1:PORT, localhost:PORT or [::1]:PORT", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return usagef("-addr %s: the port must be a number from 0 (any free port) to 65535", addr)
 	}
 	return nil
 }

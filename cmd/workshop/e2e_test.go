@@ -195,7 +195,7 @@ func TestVerifyFixtureLab(t *testing.T) {
 		if err := run(ctx, []string{"workshop", "-C", root, "live", "1", "-seed", "4"}, &out, &out); err != nil {
 			t.Fatalf("live 1: %v\n%s", err, out.String())
 		}
-		if want := "learner code: lab 01, budget 2; args: -lab 01=learner -seed 4"; !strings.Contains(out.String(), want) {
+		if want := "learner code: lab 01, budget 2; args: -seed 4 -lab 01=learner"; !strings.Contains(out.String(), want) {
 			t.Errorf("live 1 -seed 4 output lacks %q:\n%s", want, out.String())
 		}
 
@@ -203,8 +203,8 @@ func TestVerifyFixtureLab(t *testing.T) {
 		if err := run(ctx, []string{"workshop", "-C", root, "live", "--", "-h"}, &out, &out); err != nil {
 			t.Fatalf("live -- -h: %v\n%s", err, out.String())
 		}
-		if want := "args: -lab all=learner -h"; !strings.Contains(out.String(), want) {
-			t.Errorf("live without a lab runs the labs started (01 here) as all=learner; output lacks %q:\n%s", want, out.String())
+		if want := "args: -h -lab 01=learner"; !strings.Contains(out.String(), want) {
+			t.Errorf("live without a lab runs the labs started (01 here) as learner, their flags last; output lacks %q:\n%s", want, out.String())
 		}
 
 		out.Reset()

@@ -102,10 +102,11 @@ func (ws *workspace) live(ctx context.Context, args []string) error {
 			return errFailed
 		}
 		labs = started
-		// all=learner: every lab built in runs as learner; where two of them
-		// meet at one place, the running system composes them and its banner
-		// says how.
-		labFlags = []string{"-lab", "all=learner"}
+		// Every started lab runs as learner; where two of them meet at one
+		// place, the running system composes them and its banner says how.
+		for _, l := range labs {
+			labFlags = append(labFlags, "-lab", l.Num()+"=learner")
+		}
 	}
 
 	tmp, err := os.MkdirTemp("", "workshop-live-")
@@ -131,7 +132,9 @@ func (ws *workspace) live(ctx context.Context, args []string) error {
 		ws.reportBuildErrors(res.combined())
 		return errFailed
 	}
-	return runSystem(ctx, bin, append(labFlags, rest...), ws.stdout, ws.stderr)
+	// The learner flags go last, so that a -lab all=... among the user's
+	// flags cannot silently replace the code live built in.
+	return runSystem(ctx, bin, append(slices.Clone(rest), labFlags...), ws.stdout, ws.stderr)
 }
 
 // labNums lists labs by number: "05, 06".

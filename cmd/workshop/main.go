@@ -55,7 +55,8 @@
 // Running system. cmd/fooddelivery builds lab NN's code in only with the
 // build tag learnerNN (its file learnerNN.go); live builds it with the tags
 // of the labs named (or of every lab whose files differ from the manifest)
-// and runs it with -lab NN=learner (or -lab all=learner), and verify builds
+// and runs it with -lab NN=learner for each, after the user's own flags so
+// that no -lab all=... replaces the learner's code, and verify builds
 // it with every lab's tag over the pristine starters.
 //
 // Starter manifest. labs/starters.txt pins the pristine starter: one line per
@@ -93,7 +94,7 @@ Commands:
   check NN    run one lab's tests (with -race where available) and summarise them step by step (NN: 01 or 01-timeouts)
   live [NN...] [flags]
               build the food-delivery system with your code of labs NN (every lab you have started
-              when none is named: -lab all=learner) and run it on 127.0.0.1; the flags after the
+              when none is named) and run it on 127.0.0.1, those labs as learner; the flags after the
               numbers (or after --) go to the system: live 05 -fault payment=hang, live 05 -- -h
   admin ...   change the running system without quoting JSON: admin fault payment=hang, admin load 20,
               admin scenario payment-down, admin unfault all (admin alone lists the commands)

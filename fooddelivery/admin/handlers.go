@@ -119,8 +119,8 @@ func (a *api) removeFault(w http.ResponseWriter, r *http.Request) {
 	removed := []ruleView{}
 	if in.All {
 		for _, rl := range a.ctl.Faults.List() {
-			if got, err := a.ctl.RemoveFault(By, rl.Service, rl.Route); err == nil {
-				removed = append(removed, a.view(got))
+			if v, err := a.remove(rl.Service, rl.Route); err == nil {
+				removed = append(removed, v)
 			}
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"removed": removed})
@@ -132,13 +132,25 @@ func (a *api) removeFault(w http.ResponseWriter, r *http.Request) {
 		service, route, _ = strings.Cut(lhs, ":")
 		service = strings.TrimSpace(service)
 	}
-	got, err := a.ctl.RemoveFault(By, service, route)
+	v, err := a.remove(service, route)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	v := a.view(got)
 	writeJSON(w, http.StatusOK, map[string]any{"removed": append(removed, v)})
+}
+
+// remove removes the rule for service and route and returns its view,
+// with the count of requests it was applied to up to its removal.
+func (a *api) remove(service, route string) (ruleView, error) {
+	applied := a.ctl.Faults.Applied(service, route)
+	got, err := a.ctl.RemoveFault(By, service, route)
+	if err != nil {
+		return ruleView{}, err
+	}
+	v := a.view(got)
+	v.Applied = max(applied, a.ctl.Faults.Applied(service, route))
+	return v, nil
 }
 
 func (a *api) getLoad(w http.ResponseWriter, r *http.Request) {

@@ -220,6 +220,10 @@ func (in *Injector) Set(service, route string, f Fault) error {
 	if err := in.checkTarget(service, route); err != nil {
 		return err
 	}
+	if f.Connect != memnet.Normal && in.routes != nil && service == "gateway" {
+		return fmt.Errorf("%w: %s for the gateway would do nothing: clients reach the gateway from outside the system, "+
+			"so no dial of the system's network can be refused; fault its routes instead (gateway=error,status=503)", ErrUnknownTarget, f.Connect)
+	}
 	in.rules[ruleKey{service, route}] = &rule{fault: f, applied: new(atomic.Int64)}
 	in.syncConnect()
 	return nil

@@ -600,7 +600,9 @@ func TestParseRejectsBadSpecsWithAnExample(t *testing.T) {
 		{"payment=latency,fixed=-5ms", "fixed=-5ms is negative"},
 		{"payment=latency,fixed=5", "not a duration"},
 		{"payment=tail,p=0.1", "tail needs p="},
-		{"payment=tail,p=0,latency=1s", "TailProbability is 0"},
+		{"payment=tail,p=0,latency=1s", "p=0 would never fire"},
+		{"payment=error,status=500,p=0", "p=0 would never fire"},
+		{"payment=latency,fixed=2562047h,jitter=2562047h", "longer than a time.Duration can hold"},
 		{"payment=slowbody", "slowbody needs over="},
 		{"payment=reset,status=500", `reset takes no key "status"`},
 		{"payment=refuse,p=0.5", "refuse takes no keys"},
@@ -718,4 +720,19 @@ func TestRemovingARuleChangesWhatRequestsSee(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, 200, rg.call(context.Background(), "payment", charges, "r2").status)
 	})
+}
+
+func TestConnectFaultOnTheGatewayIsRefused(t *testing.T) {
+	inj := faults.New(1, memnet.New())
+	inj.SetRoutes(map[string][]string{"gateway": {"POST /graphql"}, "payment": {"POST /charges"}})
+	for _, spec := range []string{"gateway=refuse", "gateway=blackhole"} {
+		r, err := faults.Parse(spec)
+		require.NoError(t, err)
+		err = inj.Set(r.Service, r.Route, r.Fault)
+		require.Error(t, err, "%s would do nothing: nothing dials the gateway on the system's network", spec)
+		assert.Contains(t, err.Error(), "fault its routes instead")
+	}
+	r, err := faults.Parse("payment=refuse")
+	require.NoError(t, err)
+	assert.NoError(t, inj.Set(r.Service, r.Route, r.Fault), "other services are dialled on the network")
 }

@@ -143,14 +143,21 @@ func Parse(spec string) (Rule, error) {
 			return
 		}
 		p, perr := strconv.ParseFloat(v, 64)
-		if perr != nil || math.IsNaN(p) || p < 0 || p > 1 {
+		switch {
+		case perr != nil || math.IsNaN(p) || p < 0 || p > 1:
 			err = fmt.Errorf("%s=%s is not a fraction in [0, 1] such as 0.25", key, v)
+			return
+		case p == 0: // a zero Probability means "every request" in a Fault
+			err = fmt.Errorf("%s=%s would never fire; leave the rule out, or leave %s out to hit every request", key, v, key)
 			return
 		}
 		*dst = p
 	}
 	duration("fixed", &f.Latency)
 	duration("jitter", &f.Jitter)
+	if err == nil && f.Latency > math.MaxInt64-f.Jitter {
+		err = fmt.Errorf("fixed=%s plus jitter=%s is longer than a time.Duration can hold (292 years)", values["fixed"], values["jitter"])
+	}
 	duration("tail-latency", &f.TailLatency)
 	fraction("tail-p", &f.TailProbability)
 	if name == "tail" {
