@@ -29,11 +29,12 @@ import (
 //	go test -run Compare -v ./cmd/fooddelivery/
 //
 // The seed is fixed, and every number is read when the bubble is quiet
-// (synctest.Wait): the tables of one lab are the same on every run. In the
-// table of every lab, requests that meet at one instant of fake time (a
-// hedge and its original, a slot freed as another request arrives) may
-// go either way, which moves a count by a request or two between runs;
-// the assertions leave far more room than that.
+// (synctest.Wait): the tables of one lab are the same on every run, with
+// the race detector or without. In the table of every lab, requests that
+// meet at one instant of fake time (a hedge and its original, a slot freed
+// as another request arrives) may go either way, which moves its counts
+// a little from run to run (the solutions' HTTP requests most, through
+// their hedges: by a few percent); the assertions leave far more room.
 
 // compareSeed keys the faults, the customers' choices and the retries'
 // jitter of every comparison.
@@ -565,9 +566,10 @@ func checkAllLabs(t *testing.T, name string, naive, fixed allRun) {
 			t.Errorf("%s: the solutions' checkouts took %.0fms at p99 against naive's %.0fms; failing fast, they must answer sooner", name, fixed.checkoutP99, naive.checkoutP99)
 		}
 	case "slow-menu-replica":
-		if fixed.readP99 >= naive.readP99 || fixed.reads.pct() < naive.reads.pct() {
-			t.Errorf("%s: the solutions answered %s of the reads with a p99 of %.0fms, naive %s with %.0fms; hedges and stale menus must answer as many, sooner",
-				name, fixed.reads, fixed.readP99, naive.reads, naive.readP99)
+		if fixed.readP99*2 > naive.readP99 || fixed.reads.pct() < 99 {
+			t.Errorf("%s: the solutions answered %s of the reads (failures: %s) with a p99 of %.0fms, naive %s with %.0fms; "+
+				"hedges and stale menus must answer 99%% at least, in half naive's p99 at most",
+				name, fixed.reads, fixed.reads.errorList(), fixed.readP99, naive.reads, naive.readP99)
 		}
 	case "flaky-courier":
 		if fixed.reads.pct() <= naive.reads.pct() {
@@ -583,8 +585,9 @@ func checkAllLabs(t *testing.T, name string, naive, fixed allRun) {
 		if naive.twice == 0 {
 			t.Errorf("%s: naive charged no order twice in %d charges; the run must show the double charges", name, naive.charges)
 		}
-		if fixed.checkouts.pct() < naive.checkouts.pct() {
-			t.Errorf("%s: the solutions placed %s of the checkouts, naive %s; replayed charges must place as many", name, fixed.checkouts, naive.checkouts)
+		if fixed.checkouts.pct() < naive.checkouts.pct()-5 {
+			t.Errorf("%s: the solutions placed %s of the checkouts (failures: %s), naive %s; replayed charges must place as many (5 points less at most)",
+				name, fixed.checkouts, fixed.checkouts.errorList(), naive.checkouts)
 		}
 	default:
 		t.Errorf("%s: no expectation for this scenario; add one to checkAllLabs", name)
