@@ -15,6 +15,8 @@ import (
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/dispatch"
 	"github.com/gophereats/resilience/fooddelivery/order"
+	"github.com/gophereats/resilience/fooddelivery/payment"
+	"github.com/gophereats/resilience/fooddelivery/retry"
 	"github.com/gophereats/resilience/fooddelivery/system"
 )
 
@@ -135,5 +137,18 @@ func TestNoCourierDispatchByDefault(t *testing.T) {
 		require.NoError(t, err)
 		defer sys.Close()
 		assert.Nil(t, sys.Dispatch)
+	})
+}
+
+func TestChargeAttemptsCountOnceWithRetriesAndAKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys, err := system.Start(system.Config{
+			Retries:   retry.Layers{PaymentClient: retry.Policy{Attempts: 3}},
+			ChargeKey: func(a payment.ChargeAttempt) string { return "order-" + a.Request.OrderID },
+		})
+		require.NoError(t, err)
+		defer sys.Close()
+		placeSample(t, sys)
+		assert.Equal(t, int64(1), sys.Metrics.Edge("order", "payment").Attempts.Load(), "one charge sent, one attempt counted")
 	})
 }

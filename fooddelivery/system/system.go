@@ -141,7 +141,8 @@ type Config struct {
 	PaymentProcessor *payment.Processor
 	// ChargeRetry, when set, makes the order service retry failed charges
 	// with this policy (a nil Retryable means payment.RetryableCharge),
-	// counting attempts on the order->payment edge; ChargeKey, when set,
+	// counting attempts on the order->payment edge (Retries, when set,
+	// counts them instead: set one of the two); ChargeKey, when set,
 	// gives the Idempotency-Key each attempt carries. Both nil means one
 	// attempt without a key.
 	ChargeRetry *retry.Policy
@@ -295,8 +296,12 @@ func (s *System) start(cfg Config, replicas int) error {
 			paymentClient := payment.NewClient(paymentHTTP, memnet.ServiceURL("payment"))
 			var payer fooddelivery.Payer = paymentClient
 			if cfg.ChargeRetry != nil || cfg.ChargeKey != nil {
-				keyed := &payment.KeyedClient{Client: paymentClient,
-					Key: cfg.ChargeKey, Policy: retry.Policy{Attempts: 1}, Edge: s.Metrics.Edge("order", "payment")}
+				keyed := &payment.KeyedClient{Client: paymentClient, Key: cfg.ChargeKey, Policy: retry.Policy{Attempts: 1}}
+				if cfg.Retries.IsZero() {
+					// Otherwise the retry layers' wire layer, wrapped
+					// around keyed below, counts every attempt itself.
+					keyed.Edge = s.Metrics.Edge("order", "payment")
+				}
 				if cfg.ChargeRetry != nil {
 					keyed.Policy = *cfg.ChargeRetry
 				}
