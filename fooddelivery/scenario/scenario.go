@@ -127,7 +127,7 @@ var baseline = &Load{Rate: 20, AtLeast: true}
 // Builtin returns the scenarios the workshop ships, by name:
 //
 //   - payment-down: payment answers 503 to every charge for 30 s, then
-//     refuses connections for 30 s, then recovers.
+//     resets every connection for 30 s, then recovers.
 //   - slow-menu-replica: menu-2 is slow (300-500 ms) with a long tail (5%
 //     of its requests take 5 s) for two minutes.
 //   - flaky-courier: the courier service answers 503 to half its requests
@@ -144,12 +144,12 @@ func Builtin() []Scenario {
 	return []Scenario{
 		{
 			Name: "payment-down",
-			Description: "Payment answers 503 to every charge for 30 s, then refuses connections for 30 s, then recovers. " +
+			Description: "Payment answers 503 to every charge for 30 s, then crashes on every request (connection reset) for 30 s, then recovers. " +
 				"Watch checkouts fail while browsing keeps working, and how fast checkouts come back.",
 			Steps: []Step{
 				{At: 0, Load: baseline, Note: "customers browse and order"},
 				{At: 5 * time.Second, Fault: "payment:POST /charges=error,status=503", Note: "payment fails every charge"},
-				{At: 35 * time.Second, Clear: "payment:POST /charges", Fault: "payment=refuse", Note: "payment goes down: connections are refused"},
+				{At: 35 * time.Second, Clear: "payment:POST /charges", Fault: "payment=reset", Note: "payment goes down: every request's connection is reset"},
 				{At: 65 * time.Second, Clear: "payment", Note: "payment recovers"},
 				{At: 90 * time.Second, Note: "the scenario ends"},
 			},

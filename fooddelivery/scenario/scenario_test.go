@@ -85,7 +85,7 @@ func TestPaymentDownAppliesAndClearsItsFaultsOnSchedule(t *testing.T) {
 		assert.Positive(t, checkouts.Errors["UNAVAILABLE"], "checkouts fail while payment is down: %+v", checkouts)
 
 		at(36 * time.Second)
-		assert.Equal(t, []string{"payment=refuse"}, specs(rg.sys.Faults))
+		assert.Equal(t, []string{"payment=reset"}, specs(rg.sys.Faults))
 		at(66 * time.Second)
 		assert.Empty(t, specs(rg.sys.Faults), "payment recovers at 65 s")
 		assert.Equal(t, scenario.StateRunning, rg.run.Status().State, "the scenario watches the recovery until 90 s")
@@ -106,8 +106,8 @@ func TestPaymentDownAppliesAndClearsItsFaultsOnSchedule(t *testing.T) {
 			"0s load scenario payment-down: load rate 0 -> 20 requests per second",
 			"5s fault-set scenario payment-down: fault set: payment:POST /charges=error,status=503",
 			"35s fault-removed scenario payment-down: fault removed: payment:POST /charges=error,status=503",
-			"35s fault-set scenario payment-down: fault set: payment=refuse",
-			"1m5s fault-removed scenario payment-down: fault removed: payment=refuse",
+			"35s fault-set scenario payment-down: fault set: payment=reset",
+			"1m5s fault-removed scenario payment-down: fault removed: payment=reset",
 			"1m30s load scenario payment-down: load rate 20 -> 0 requests per second",
 			"1m30s scenario-finished scenario payment-down: scenario payment-down finished; what it changed is put back",
 		}, got)
