@@ -287,7 +287,7 @@ func (in *Injector) checkTarget(service, route string) error {
 	var served []string
 	known := false
 	for name, rs := range in.routes {
-		if name == service || serviceOf(name) == service {
+		if name == service || fooddelivery.ServiceOf(name) == service {
 			known = true
 			served = append(served, rs...)
 		}
@@ -296,7 +296,7 @@ func (in *Injector) checkTarget(service, route string) error {
 		names := map[string]bool{}
 		for name := range in.routes {
 			names[name] = true
-			names[serviceOf(name)] = true
+			names[fooddelivery.ServiceOf(name)] = true
 		}
 		return fmt.Errorf("%w: the system has no service %s; the services and instances are %s",
 			ErrUnknownTarget, fooddelivery.Quote(service), strings.Join(slices.Sorted(maps.Keys(names)), ", "))
@@ -466,7 +466,7 @@ func (in *Injector) serve(instance, route string, next http.Handler, w http.Resp
 // and how often this request arrived before while a rule matched. It
 // returns a nil rule when no HTTP rule matches.
 func (in *Injector) match(instance, route, id string) (*rule, string, int) {
-	base := serviceOf(instance)
+	base := fooddelivery.ServiceOf(instance)
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	var rl *rule
@@ -509,7 +509,7 @@ func (in *Injector) syncConnect() {
 		if _, own := want[name]; own {
 			continue
 		}
-		if r, ok := in.rules[ruleKey{serviceOf(name), ""}]; ok && r.fault.Connect != memnet.Normal {
+		if r, ok := in.rules[ruleKey{fooddelivery.ServiceOf(name), ""}]; ok && r.fault.Connect != memnet.Normal {
 			want[name] = r.fault.Connect
 		}
 	}
@@ -525,21 +525,6 @@ func (in *Injector) syncConnect() {
 			in.connect[name] = f
 		}
 	}
-}
-
-// serviceOf returns the service an instance belongs to: "menu" for
-// "menu-2", and the name itself when it has no "-<n>" suffix.
-func serviceOf(instance string) string {
-	i := strings.LastIndexByte(instance, '-')
-	if i <= 0 || i == len(instance)-1 {
-		return instance
-	}
-	for _, c := range instance[i+1:] {
-		if c < '0' || c > '9' {
-			return instance
-		}
-	}
-	return instance[:i]
 }
 
 func target(service, route string) string {

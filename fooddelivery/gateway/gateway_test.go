@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/gophereats/resilience/fooddelivery"
@@ -490,29 +489,4 @@ func TestErrorCode(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, gateway.ErrorCode(tc.err), "ErrorCode(%v)", tc.err)
 	}
-}
-
-func TestDoReportsAnOverloadedGateway(t *testing.T) {
-	s := newSystem()
-	s.menu.latency = time.Second
-	deps := s.deps()
-	deps.Instance = fooddelivery.NewInstance("gateway", 1, fooddelivery.NewMetrics())
-	serve(t, deps, func(t *testing.T, c *client) {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			c.query(t, "", `{ restaurants { id } }`, nil)
-		}()
-		synctest.Wait() // the first request holds the only slot
-
-		resp, status, err := gateway.Do(context.Background(), c.hc, c.url, "", `{ restaurants { id } }`, nil)
-		require.NotNil(t, resp, "a 503 from the gateway's concurrency limit is a GraphQL response a client can show")
-		require.Len(t, resp.Errors, 1)
-		assert.Equal(t, gateway.CodeOverloaded, resp.Errors[0].Code())
-		assert.Contains(t, resp.Errors[0].Message, "limit of 1 requests")
-		assert.Equal(t, http.StatusServiceUnavailable, status)
-		assert.ErrorIs(t, err, fooddelivery.ErrOverloaded, "Do classifies a rejection at the limit as ErrOverloaded")
-		<-done
-		assert.EqualValues(t, 1, deps.Instance.Metrics.Route("gateway", "POST /graphql").Rejected.Load())
-	})
 }

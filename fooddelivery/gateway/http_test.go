@@ -234,8 +234,15 @@ func TestOverloadedGatewayAnswersInGraphQL(t *testing.T) {
 			assert.Equal(t, gateway.CodeOverloaded, firstCode(a))
 			assert.NotContains(t, a.body, `"code":"overloaded"`, "not the inner services' error shape")
 		}
+		resp, status, err := gateway.Do(context.Background(), c.hc, c.url, "", `{ restaurants { id } }`, nil)
+		require.NotNil(t, resp, "gateway.Do returns the GraphQL body of a 503")
+		assert.Equal(t, http.StatusServiceUnavailable, status)
+		assert.Contains(t, resp.Errors[0].Message, "limit of 1 requests")
+		assert.ErrorIs(t, err, fooddelivery.ErrOverloaded, "Do classifies a rejection at the limit as ErrOverloaded")
 		<-done
-		_, _, err := gateway.Do(context.Background(), c.hc, c.url, "", "{ restaurants { id } }", nil)
+		assert.EqualValues(t, 3, deps.Instance.Metrics.Route("gateway", "GET /graphql").Rejected.Load()+
+			deps.Instance.Metrics.Route("gateway", "POST /graphql").Rejected.Load(), "three rejections counted")
+		_, _, err = gateway.Do(context.Background(), c.hc, c.url, "", "{ restaurants { id } }", nil)
 		assert.NoError(t, err, "the slot is free again")
 	})
 }
