@@ -346,11 +346,12 @@ func banner(url string, opts options) string {
 	}
 
 	base := strings.TrimSuffix(url, "/graphql")
-	fmt.Fprintf(&b, "customers:        %d requests a second (-load; PUT %s/admin/load changes it)\n", opts.load, base)
+	fmt.Fprintf(&b, "customers:        %d requests a second (-load; go run ./cmd/workshop admin -addr %s load N changes it)\n", opts.load, strings.TrimPrefix(base, "http://"))
 	if opts.scenario != "" {
 		fmt.Fprintf(&b, "scenario:         %s (GET %s/admin/scenario shows its progress)\n", opts.scenario, base)
 	}
-	fmt.Fprintf(&b, "admin API:        %s/admin/  (faults, load, scenarios, game day, change log)\n", base)
+	fmt.Fprintf(&b, "admin API:        %s/admin/  (faults, load, scenarios, game day, change log;\n"+
+		"                  go run ./cmd/workshop admin sends changes without quoting JSON)\n", base)
 	fmt.Fprintf(&b, "metrics:          %s/metrics (Prometheus)\n", base)
 
 	// GET examples in double quotes, with the GraphQL written without
