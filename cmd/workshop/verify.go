@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -126,6 +127,9 @@ func (ws *workspace) verify(ctx context.Context, only string) error {
 	if only == "" {
 		fmt.Fprintln(ws.stdout, "\nProject")
 		if err := ws.verifyProject(ctx, r, race); err != nil {
+			return err
+		}
+		if err := ws.verifyBrowser(ctx, r); err != nil {
 			return err
 		}
 	}
@@ -749,6 +753,44 @@ func (ws *workspace) verifyProject(ctx context.Context, r *report, race bool) er
 		detail := append(append([]string{res.err.Error()}, run.Other...), splitLines(string(res.stderr))...)
 		r.fail("go test"+flags+" (project)", "go test failed", detail)
 	}
+	return nil
+}
+
+// browserTestDir is the nested module of the browser tests: it has its own
+// go.mod, so learners never download chromedp.
+const browserTestDir = "internal/browsertest"
+
+// chromiumNames are the commands the browser tests can drive.
+var chromiumNames = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
+
+// verifyBrowser runs the browser tests of browserTestDir when a Chromium
+// is installed, and says how to enable them when not.
+func (ws *workspace) verifyBrowser(ctx context.Context, r *report) error {
+	if _, err := os.Stat(filepath.Join(ws.root, browserTestDir, "go.mod")); err != nil {
+		return nil
+	}
+	found := ""
+	for _, name := range chromiumNames {
+		if p, err := exec.LookPath(name); err == nil {
+			found = p
+			break
+		}
+	}
+	if found == "" {
+		r.note("browser tests skipped: no Chromium on PATH (" + strings.Join(chromiumNames, ", ") +
+			"); on Debian, apt-get install chromium enables them")
+		return nil
+	}
+	what := "browser tests (" + browserTestDir + ", " + filepath.Base(found) + ")"
+	res := ws.goCmd(ctx, 15*time.Minute, "-C", browserTestDir, "test", "-count=1", "-timeout", "10m", "./...")
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if res.err != nil {
+		r.fail(what, "tests fail", res.combined())
+		return nil
+	}
+	r.ok(what)
 	return nil
 }
 
