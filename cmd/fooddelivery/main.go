@@ -353,6 +353,7 @@ func banner(url string, opts options) string {
 	fmt.Fprintf(&b, "admin API:        %s/admin/  (faults, load, scenarios, game day, change log;\n"+
 		"                  go run ./cmd/workshop admin sends changes without quoting JSON)\n", base)
 	fmt.Fprintf(&b, "metrics:          %s/metrics (Prometheus)\n", base)
+	fmt.Fprintf(&b, "GraphQL IDE:      %s in a browser (GraphiQL: schema docs, autocompletion; works offline)\n", url)
 
 	// GET examples in double quotes, with the GraphQL written without
 	// spaces or quotes (commas separate fields, %22 is a double quote):

@@ -29,6 +29,12 @@
 // request that ran answers 200 with "data" (possibly null) and the field
 // errors, if any. When the gateway's concurrency limit is full it answers
 // 503 with Retry-After: 1 and an OVERLOADED error.
+//
+// With Deps.IDE, a browser that opens /graphql (a GET whose Accept header
+// names text/html, with no query parameter) gets GraphiQL, the GraphQL
+// IDE of package ide, instead of a 400; its files are under
+// /graphql/ide/. Everything else about GET /graphql is unchanged, and
+// API clients never ask for text/html.
 package gateway
 
 import (
@@ -39,6 +45,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/gateway/ide"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/validator"
 	"github.com/vektah/gqlparser/v2/validator/rules"
@@ -105,7 +112,19 @@ type Deps struct {
 	// cost is counted); costlier queries get COST_LIMIT_EXCEEDED and
 	// nothing runs. Zero means DefaultMaxCost.
 	MaxCost int
+
+	// IDE serves GraphiQL to browsers: GET /graphql with text/html in
+	// Accept and no query parameter gets the IDE's page, and
+	// GET /graphql/ide/<file> its files (see IDEPath), all embedded, so it
+	// works offline. The page and files are outside the instance's routes,
+	// its metrics and its concurrency limit; the queries the IDE sends are
+	// ordinary POST /graphql requests. False keeps the 400 such a GET
+	// gets without the IDE.
+	IDE bool
 }
+
+// IDEPath is where the IDE's files are served when Deps.IDE is set.
+const IDEPath = "/graphql/ide/"
 
 type server struct {
 	d     Deps
@@ -147,7 +166,7 @@ func New(d Deps) http.Handler {
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		allow := "GET, POST"
-		if r.URL.Path == "/healthz" {
+		if r.URL.Path == "/healthz" || strings.HasPrefix(r.URL.Path, IDEPath) {
 			allow = "GET, HEAD"
 		}
 		w.Header().Set("Allow", allow)
@@ -163,7 +182,11 @@ func New(d Deps) http.Handler {
 			fmt.Sprintf("the gateway is busy: it is at its limit of %d requests at once, so this one was not run; try again in a second", d.Instance.Limit()))
 	})
 	r.Method(http.MethodPost, "/graphql", refuseBadRequestID(d.Instance.RouteWith("POST /graphql", http.HandlerFunc(s.serveGraphQL), overloaded)))
-	r.Method(http.MethodGet, "/graphql", refuseBadRequestID(d.Instance.RouteWith("GET /graphql", http.HandlerFunc(s.serveGraphQL), overloaded)))
+	get := refuseBadRequestID(d.Instance.RouteWith("GET /graphql", http.HandlerFunc(s.serveGraphQL), overloaded))
+	if d.IDE {
+		get = withIDE(r, get)
+	}
+	r.Method(http.MethodGet, "/graphql", get)
 	healthz := func(w http.ResponseWriter, _ *http.Request) {
 		fooddelivery.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}
@@ -185,4 +208,30 @@ func bearerToken(h string) (string, error) {
 		return "", &codedError{code: CodeUnauthenticated, msg: `the Authorization header must be "Bearer <token>"`}
 	}
 	return token, nil
+}
+
+// withIDE routes the IDE's files on r and returns api wrapped so that a
+// browser opening the endpoint gets the IDE's page.
+func withIDE(r chi.Router, api http.Handler) http.Handler {
+	ui := ide.New("/graphql", IDEPath)
+	r.Get(IDEPath+"{file}", ui.ServeAsset)
+	r.Head(IDEPath+"{file}", ui.ServeAsset)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if wantsIDE(r) {
+			ui.ServePage(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+}
+
+// wantsIDE reports whether a GET /graphql is a browser opening the page:
+// its Accept header names text/html and its URL has no query (a URL that
+// does not parse is left to the API, which explains what is wrong).
+func wantsIDE(r *http.Request) bool {
+	if !acceptsHTML(r.Header.Get("Accept")) {
+		return false
+	}
+	params, err := parseQueryString(r.URL.RawQuery)
+	return err == nil && strings.TrimSpace(params.Get("query")) == ""
 }

@@ -128,7 +128,7 @@ func TestGetRefusesMutationsAndMalformedParameters(t *testing.T) {
 		assert.Contains(t, a.body, "not ;")
 
 		a = c.send(t, http.MethodGet, "/graphql", "", "Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
-		assert.Equal(t, http.StatusBadRequest, a.status, "a browser opening /graphql")
+		assert.Equal(t, http.StatusBadRequest, a.status, "a browser opening /graphql, without the IDE")
 		assert.Equal(t, gateway.CodeMalformedRequest, firstCode(a))
 		assert.Contains(t, a.body, "/graphql?query=", "the answer shows how to ask")
 	})

@@ -349,6 +349,7 @@ func (s *System) start(cfg Config, replicas int) error {
 				Orders:   fooddelivery.GuardOrderService(retry.WrapOrders(s.gatewayOrders(cfg, client()), cfg.Retries, s.Metrics), gatewayGuard(GatewayOrders)),
 				ETA:      fooddelivery.GuardETAReader(courier.NewClient(client(), memnet.ServiceURL("courier")), gatewayGuard(GatewayCourier)),
 				Auth:     auth.NewClient(client(), memnet.ServiceURL("auth")),
+				IDE:      true, // GraphiQL for a browser at /graphql
 			}))
 		}},
 	}

@@ -241,3 +241,30 @@ func TestMountServesBesideTheGateway(t *testing.T) {
 		assert.Zero(t, sys.Metrics.Route("gateway", "GET /graphql").Rejected.Load())
 	})
 }
+
+// A browser opening the running system's /graphql gets GraphiQL; its
+// queries are ordinary POSTs.
+func TestGatewayServesTheIDE(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys, err := system.Start(system.Config{})
+		require.NoError(t, err)
+		defer sys.Close()
+		req, err := http.NewRequest(http.MethodGet, memnet.ServiceURL("gateway")+"/graphql", nil)
+		require.NoError(t, err)
+		req.Header.Set("Accept", "text/html,*/*;q=0.8")
+		resp, err := sys.HTTPClient().Do(req)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, 200, resp.StatusCode)
+		assert.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
+		assert.Contains(t, string(b), "graphiql.min.js")
+
+		resp, err = sys.HTTPClient().Get(memnet.ServiceURL("gateway") + "/graphql/ide/graphiql.min.js")
+		require.NoError(t, err)
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, 200, resp.StatusCode)
+		assert.Greater(t, n, int64(1<<20), "the whole GraphiQL bundle")
+	})
+}
