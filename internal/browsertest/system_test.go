@@ -178,7 +178,7 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	if !*update {
 		return
 	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100 writes a PNG
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
