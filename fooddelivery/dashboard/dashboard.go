@@ -292,7 +292,9 @@ func (d *Dashboard) Sample() *Frame {
 		// the oldest kept.
 		base = d.at(0)
 		for i := n - 1; i >= 0; i-- {
-			if s := d.at(i); !cur.t.Before(s.t.Add(d.cfg.Window)) {
+			// Half a tick of slack, so that ticks a little late or early
+			// still give a window of Window, not one tick more.
+			if s := d.at(i); !cur.t.Before(s.t.Add(d.cfg.Window - d.cfg.Interval/2)) {
 				base = s
 				break
 			}

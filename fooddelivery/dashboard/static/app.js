@@ -19,7 +19,7 @@ const MENU_GROUP = { x: 680, y: 42, w: 160, h: 216 };
 const EDGES = {
   "gateway->auth": { from: [175, 222], to: [355, 60], label: [265, 110] },
   "gateway->menu": { from: [175, 230], to: [680, 125], label: [560, 128] },
-  "gateway->courier": { from: [175, 242], to: [695, 322], label: [560, 268] },
+  "gateway->courier": { from: [175, 242], to: [695, 322], label: [330, 262] },
   "gateway->order": { from: [175, 250], to: [355, 360], label: [250, 330] },
   "order->payment": { from: [485, 372], to: [695, 425], label: [580, 435] },
   "order->menu": { from: [485, 348], to: [680, 200], label: [560, 205] },
@@ -109,7 +109,7 @@ function drawDiagram(f) {
     g.setAttribute("data-p99", n.p99 == null ? "" : n.p99);
     g.setAttribute("data-in-flight", n.inFlight);
     g.classList.toggle("busy", n.errorRate != null && n.errorRate >= st.thresholds.degraded);
-    g.querySelector(".stat").textContent = `${rate(n.rate)} · p99 ${dur(n.p99)} · ${n.inFlight} in flight`;
+    g.querySelector(".stat").textContent = `${rate(n.rate)} · p99 ${dur(n.p99)}` + (n.inFlight ? ` · ${n.inFlight} busy` : "");
   }
 }
 
