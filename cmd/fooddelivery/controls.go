@@ -8,6 +8,7 @@ import (
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/admin"
+	"github.com/gophereats/resilience/fooddelivery/dashboard"
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/loadgen"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
@@ -22,6 +23,7 @@ type controls struct {
 	gen    *loadgen.Generator
 	ctl    *scenario.Controls
 	runner *scenario.Runner
+	dash   *dashboard.Dashboard // nil when nothing is mounted
 	cancel context.CancelFunc
 	done   chan error // the load generator's Run
 }
@@ -39,6 +41,8 @@ type controlOptions struct {
 	// addr is the gateway's host:port for the admin guard; "" mounts
 	// nothing (a system on memnet, in tests).
 	addr string
+	// labs says what runs at each lab, for the dashboard (plan.labLines).
+	labs []string
 }
 
 // startControls starts the controls of sys with faults given at start
@@ -65,7 +69,7 @@ func startControls(sys *system.System, o controlOptions, rules []faults.Rule, ga
 		return nil, fmt.Errorf("scenarios: %w", err)
 	}
 	if o.addr != "" {
-		if err := c.mount(sys, o.addr); err != nil {
+		if err := c.mount(sys, o.addr, o.labs); err != nil {
 			c.runner.Close()
 			return nil, err
 		}
@@ -82,9 +86,10 @@ func startControls(sys *system.System, o controlOptions, rules []faults.Rule, ga
 	return c, nil
 }
 
-// mount serves the admin API at /admin and the Prometheus metrics at
-// /metrics on the gateway's address, both behind the admin guard.
-func (c *controls) mount(sys *system.System, addr string) error {
+// mount serves the admin API at /admin, the Prometheus metrics at
+// /metrics and the dashboard at / (the root path alone) and /dashboard on
+// the gateway's address, all behind the admin guard.
+func (c *controls) mount(sys *system.System, addr string, labs []string) error {
 	h, err := admin.New(admin.Config{Addr: addr, Controls: c.ctl, Runner: c.runner})
 	if err != nil {
 		return err
@@ -105,12 +110,26 @@ func (c *controls) mount(sys *system.System, addr string) error {
 	if err != nil {
 		return err
 	}
-	return errors.Join(sys.Mount("/admin", h), sys.Mount("/metrics", m))
+	dash := dashboard.New(dashboard.Config{Metrics: sys.Metrics, Log: c.ctl.Log, Status: c.runner.Status,
+		Load: c.gen.Stats, Labs: labs})
+	d, err := admin.Guard(addr, dash)
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(sys.Mount("/admin", h), sys.Mount("/metrics", m), sys.Mount("/", d), sys.Mount("/dashboard", d)); err != nil {
+		return err
+	}
+	dash.Start()
+	c.dash = dash
+	return nil
 }
 
 // stop ends the scenario and the customers, waiting for every request
 // they started.
 func (c *controls) stop() {
+	if c.dash != nil {
+		c.dash.Close()
+	}
 	c.runner.Close()
 	c.cancel()
 	<-c.done

@@ -81,8 +81,9 @@ Flags:
 
 While it runs, the gateway's address also serves the JSON admin API under /admin/
 (faults, load, scenarios, lab 07's game day, the change log; GET /admin/ lists the
-routes) and Prometheus metrics at /metrics. Both answer only requests for the
-gateway's own loopback address and port, never another site's page.
+routes), Prometheus metrics at /metrics and a live dashboard at / (open it in a
+browser). They answer only requests for the gateway's own loopback address and
+port, never another site's page.
 
 Labs and what each choice plugs:
 %s
@@ -176,7 +177,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		scale = 0.1
 	}
 	c, err := startControls(sys, controlOptions{seed: opts.seed, load: opts.load, scenario: opts.scenario, scale: scale,
-		addr: sys.Network.TCPAddr("gateway")}, opts.faults, w.gameDay)
+		addr: sys.Network.TCPAddr("gateway"), labs: opts.plan.labLines()}, opts.faults, w.gameDay)
 	if err != nil {
 		sys.Close()
 		if errors.Is(err, faults.ErrUnknownTarget) {
@@ -354,6 +355,7 @@ func banner(url string, opts options) string {
 		"                  go run ./cmd/workshop admin sends changes without quoting JSON)\n", base)
 	fmt.Fprintf(&b, "metrics:          %s/metrics (Prometheus)\n", base)
 	fmt.Fprintf(&b, "GraphQL IDE:      %s in a browser (GraphiQL: schema docs, autocompletion; works offline)\n", url)
+	fmt.Fprintf(&b, "dashboard:        %s/ (open it in a browser: the system live, with controls)\n", base)
 
 	// GET examples in double quotes, with the GraphQL written without
 	// spaces or quotes (commas separate fields, %22 is a double quote):

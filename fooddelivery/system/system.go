@@ -478,13 +478,16 @@ func (s *System) fallbacks(cfg Config, d gateway.Deps) gateway.Deps {
 // instance: no concurrency limit, no faults, no route counters, so it keeps
 // answering while the gateway is overloaded or faulted. prefix must be
 // "/" followed by at least one character, without a trailing "/", and may
-// not be a path the gateway serves ("/graphql", "/healthz"). Mounting the
-// same prefix again replaces the handler; a nil h removes it. Mount is safe
-// to call while the system serves; cmd/fooddelivery mounts the admin API
-// at "/admin".
+// not be a path the gateway serves ("/graphql", "/healthz"). The prefix
+// "/" alone is the one exception: it takes the root path "/" exactly, and
+// nothing below it, so every other path the gateway does not serve still
+// gets the gateway's 404. Mounting the same prefix again replaces the
+// handler; a nil h removes it. Mount is safe to call while the system
+// serves; cmd/fooddelivery mounts the admin API at "/admin" and the
+// dashboard at "/" and "/dashboard".
 func (s *System) Mount(prefix string, h http.Handler) error {
-	if len(prefix) < 2 || prefix[0] != '/' || strings.HasSuffix(prefix, "/") || strings.ContainsAny(prefix, "?#") {
-		return fmt.Errorf("system: mount prefix %q must look like /name, without a trailing slash", prefix)
+	if prefix != "/" && (len(prefix) < 2 || prefix[0] != '/' || strings.HasSuffix(prefix, "/") || strings.ContainsAny(prefix, "?#")) {
+		return fmt.Errorf("system: mount prefix %q must look like /name, without a trailing slash, or be \"/\" for the root path alone", prefix)
 	}
 	if prefix == "/graphql" || prefix == "/healthz" {
 		return fmt.Errorf("system: mount prefix %q is a path the gateway serves", prefix)
@@ -522,7 +525,8 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var h http.Handler
 	longest := 0
 	for prefix, m := range f.mounts {
-		if len(prefix) > longest && (r.URL.Path == prefix || strings.HasPrefix(r.URL.Path, prefix+"/")) {
+		match := r.URL.Path == prefix || (prefix != "/" && strings.HasPrefix(r.URL.Path, prefix+"/"))
+		if len(prefix) > longest && match {
 			h, longest = m, len(prefix)
 		}
 	}

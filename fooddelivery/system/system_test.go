@@ -242,6 +242,37 @@ func TestMountServesBesideTheGateway(t *testing.T) {
 	})
 }
 
+// The prefix "/" takes the root path alone: other paths the gateway does
+// not serve still get the gateway's 404.
+func TestMountRootTakesOnlyTheRootPath(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys, err := system.Start(system.Config{})
+		require.NoError(t, err)
+		defer sys.Close()
+		require.NoError(t, sys.Mount("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "root "+r.URL.Path)
+		})))
+		get := func(path string) (int, string) {
+			resp, err := sys.HTTPClient().Get(memnet.ServiceURL("gateway") + path)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(b)
+		}
+		status, body := get("/")
+		assert.Equal(t, 200, status)
+		assert.Equal(t, "root /", body)
+		status, body = get("/nowhere")
+		assert.Equal(t, 404, status, "a path below the root is still the gateway's")
+		assert.NotContains(t, body, "root")
+		status, _ = get("/healthz")
+		assert.Equal(t, 200, status, "the gateway's own paths are untouched")
+		require.NoError(t, sys.Mount("/", nil))
+		status, _ = get("/")
+		assert.Equal(t, 404, status, "unmounted, the root is the gateway's again")
+	})
+}
+
 // A browser opening the running system's /graphql gets GraphiQL; its
 // queries are ordinary POSTs.
 func TestGatewayServesTheIDE(t *testing.T) {

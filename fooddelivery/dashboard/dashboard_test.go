@@ -1,0 +1,366 @@
+package dashboard_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/dashboard"
+	"github.com/gophereats/resilience/fooddelivery/loadgen"
+	"github.com/gophereats/resilience/fooddelivery/scenario"
+)
+
+func get(t *testing.T, h http.Handler, path string) *httptest.ResponseRecorder {
+	t.Helper()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+	return w
+}
+
+// absoluteURL finds any scheme-qualified or protocol-relative address.
+var absoluteURL = regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}|https?://`)
+
+// The page and its assets are served with their content types, and name
+// no address outside the gateway's own origin.
+func TestPageAndAssets(t *testing.T) {
+	d := dashboard.New(dashboard.Config{Metrics: fooddelivery.NewMetrics()})
+	page := get(t, d, "/")
+	require.Equal(t, http.StatusOK, page.Code)
+	assert.Equal(t, "text/html; charset=utf-8", page.Header().Get("Content-Type"))
+	body := page.Body.String()
+	assert.Contains(t, body, `id="diagram"`)
+	assert.Contains(t, body, `src="dashboard/static/app.js"`)
+	assert.Contains(t, body, `href="dashboard/static/style.css"`)
+
+	for path, ct := range map[string]string{
+		"/dashboard/static/app.js":    "text/javascript; charset=utf-8",
+		"/dashboard/static/style.css": "text/css; charset=utf-8",
+	} {
+		w := get(t, d, path)
+		require.Equal(t, http.StatusOK, w.Code, path)
+		assert.Equal(t, ct, w.Header().Get("Content-Type"), path)
+		assert.NotEmpty(t, w.Body.String(), path)
+	}
+	for _, path := range []string{"/dashboard/static/", "/dashboard/static/nope.js", "/dashboard/static/index.html",
+		"/dashboard/static/../dashboard.go", "/dashboard", "/elsewhere"} {
+		assert.Equal(t, http.StatusNotFound, get(t, d, path).Code, path)
+	}
+	w := httptest.NewRecorder()
+	d.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/", nil))
+	assert.Equal(t, http.StatusMethodNotAllowed, w.Code)
+
+	// Every embedded file, not only those the tests fetch.
+	files := dashboard.Files()
+	require.NotEmpty(t, files)
+	err := fs.WalkDir(files, ".", func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(files, path)
+		require.NoError(t, err)
+		assert.Empty(t, absoluteURL.FindAllString(string(b), -1), "%s names an address outside the page's origin", path)
+		assert.NotContains(t, string(b), "@import", path)
+		return nil
+	})
+	require.NoError(t, err)
+}
+
+// record serves n requests at once on an instance's route, each answered
+// with status code after d, and returns when all are answered.
+func record(m *fooddelivery.Metrics, instance, route string, code, n int, d time.Duration) {
+	h := fooddelivery.NewInstance(instance, 0, m).Route(route, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(d)
+		w.WriteHeader(code)
+	}))
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil)) })
+	}
+	wg.Wait()
+}
+
+func TestStateHasTheSnapshotNumbers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := fooddelivery.NewMetrics()
+		state := fooddelivery.BreakerClosed
+		m.ReportBreaker("order->payment", func() fooddelivery.BreakerState { return state })
+		m.ReportBulkhead("gateway->menu", 4, func() int { return 3 })
+		m.ReportRetryBudget("order->payment", func() float64 { return 7.5 })
+		m.Edge("order", "payment").Retries.Add(4)
+		m.Edge("gateway", "menu").Rejections.Add(2)
+		log := scenario.NewLog(0)
+		d := dashboard.New(dashboard.Config{Metrics: m, Log: log, Labs: []string{"  01 timeouts       solution  x"}})
+		d.Sample()
+		time.Sleep(7 * time.Second)
+		// In the next 3 s: 80 charges answered 200 in 20ms, 20 answered
+		// 503 in 3s, 50 menus.
+		var wg sync.WaitGroup
+		wg.Go(func() { record(m, "payment", "POST /charges", 200, 80, 20*time.Millisecond) })
+		wg.Go(func() { record(m, "payment", "POST /charges", 503, 20, 3*time.Second) })
+		wg.Go(func() { record(m, "menu-2", "GET /restaurants/{id}/menu", 200, 50, 2*time.Millisecond) })
+		wg.Wait()
+		state = fooddelivery.BreakerOpen
+		log.Add(scenario.KindFaultSet, "test", "fault set: payment=error,status=503")
+		d.Sample()
+
+		w := get(t, d, "/dashboard/state")
+		require.Equal(t, http.StatusOK, w.Code)
+		assert.Equal(t, "application/json", w.Header().Get("Content-Type"))
+		var s dashboard.State
+		require.NoError(t, json.Unmarshal(w.Body.Bytes(), &s))
+		require.NotNil(t, s.Frame)
+		assert.Equal(t, 10.0, s.Frame.WindowSeconds)
+
+		edge := func(name string) dashboard.Edge {
+			for _, e := range s.Frame.Edges {
+				if e.Edge == name {
+					return e
+				}
+			}
+			t.Fatalf("no edge %s", name)
+			return dashboard.Edge{}
+		}
+		pay := edge("order->payment")
+		assert.Equal(t, 10.0, pay.Rate, "100 answers in 10 s")
+		require.NotNil(t, pay.ErrorRate)
+		assert.Equal(t, 0.2, *pay.ErrorRate)
+		assert.Equal(t, "degraded", pay.Health, "20% is above 5%, below 50%")
+		require.NotNil(t, pay.P99)
+		assert.Greater(t, *pay.P99, 2.5, "the slowest 20% took 3 s")
+		assert.Equal(t, "open", pay.Breaker)
+		assert.Equal(t, int64(4), pay.Client.Retries)
+
+		for _, name := range []string{"gateway->menu", "order->menu"} {
+			e := edge(name)
+			assert.Equal(t, 5.0, e.Rate, name)
+			require.NotNil(t, e.ErrorRate, name)
+			assert.Zero(t, *e.ErrorRate, name)
+			assert.Equal(t, "ok", e.Health, name)
+		}
+		idle := edge("gateway->auth")
+		assert.Zero(t, idle.Rate)
+		assert.Nil(t, idle.ErrorRate)
+		assert.Equal(t, "ok", idle.Health)
+
+		require.Len(t, s.Frame.Breakers, 1)
+		assert.Equal(t, dashboard.Breaker{Name: "order->payment", State: "open", Label: "OPEN"}, s.Frame.Breakers[0])
+		require.Len(t, s.Transitions, 1)
+		assert.Equal(t, "closed", s.Transitions[0].From)
+		assert.Equal(t, "open", s.Transitions[0].To)
+		require.Len(t, s.Frame.Bulkheads, 1)
+		assert.Equal(t, 3, s.Frame.Bulkheads[0].InUse)
+		assert.Equal(t, 4, s.Frame.Bulkheads[0].Capacity)
+		assert.Equal(t, int64(2), s.Frame.Bulkheads[0].Rejections)
+		require.Len(t, s.Frame.RetryBudgets, 1)
+		assert.Equal(t, 7.5, s.Frame.RetryBudgets[0].Tokens)
+		assert.Equal(t, int64(4), s.Frame.Totals.Retries)
+
+		require.Len(t, s.History, 2)
+		assert.Equal(t, 10.0, s.History[1].EdgeRate["order->payment"])
+		assert.Equal(t, "open", s.History[1].Breakers["order->payment"])
+		require.Len(t, s.Changes, 1)
+		assert.Equal(t, scenario.KindFaultSet, s.Changes[0].Kind)
+		assert.Equal(t, []string{"  01 timeouts       solution  x"}, s.Labs)
+		assert.Equal(t, dashboard.Thresholds{Degraded: 0.05, Failing: 0.5}, s.Thresholds)
+	})
+}
+
+// The checkout success rate comes from the simulated customers'
+// checkouts over the window.
+func TestCheckoutSuccessRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var ok, failed int64
+		load := func() loadgen.Stats {
+			return loadgen.Stats{Rate: 20, Actions: map[string]loadgen.ActionStats{loadgen.ActionCheckout: {OK: ok, Failed: failed}}}
+		}
+		d := dashboard.New(dashboard.Config{Metrics: fooddelivery.NewMetrics(), Load: load})
+		f := d.Sample()
+		assert.Nil(t, f.Checkout.SuccessRate, "nothing measured yet")
+		time.Sleep(5 * time.Second)
+		ok, failed = 45, 5
+		f = d.Sample()
+		require.NotNil(t, f.Checkout.SuccessRate)
+		assert.Equal(t, 0.9, *f.Checkout.SuccessRate)
+		assert.Equal(t, 10.0, f.Checkout.Rate)
+		assert.Equal(t, f.Checkout.SuccessRate, f.Point.CheckoutSuccess)
+	})
+}
+
+func TestHistoryIsBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := dashboard.New(dashboard.Config{Metrics: fooddelivery.NewMetrics(), History: 5})
+		for range 12 {
+			d.Sample()
+			time.Sleep(time.Second)
+		}
+		h := d.History()
+		require.Len(t, h, 5)
+		for i := 1; i < len(h); i++ {
+			assert.Equal(t, time.Second, h[i].Time.Sub(h[i-1].Time), "oldest first, one a second")
+		}
+		assert.Equal(t, time.Now().Add(-time.Second), h[4].Time, "the newest kept is the last sample")
+	})
+}
+
+// flushRecorder is a ResponseWriter whose Flush hands what was written
+// so far to a reader, as a client would see it.
+type flushRecorder struct {
+	mu      sync.Mutex
+	header  http.Header
+	buf     strings.Builder
+	flushed []string
+}
+
+func (f *flushRecorder) Header() http.Header { return f.header }
+func (f *flushRecorder) WriteHeader(int)     {}
+func (f *flushRecorder) Write(b []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.buf.Write(b)
+}
+func (f *flushRecorder) Flush() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.flushed = append(f.flushed, f.buf.String())
+	f.buf.Reset()
+}
+
+func (f *flushRecorder) events(t *testing.T) []dashboard.Event {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []dashboard.Event
+	for _, chunk := range f.flushed {
+		sc := bufio.NewScanner(strings.NewReader(chunk))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var ev dashboard.Event
+				require.NoError(t, json.Unmarshal([]byte(data), &ev))
+				out = append(out, ev)
+			}
+		}
+	}
+	return out
+}
+
+func TestEventsOnePerTickUntilTheClientLeaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := fooddelivery.NewMetrics()
+		log := scenario.NewLog(0)
+		log.Add(scenario.KindLoad, "test", "before the stream")
+		status := func() scenario.Status { return scenario.Status{State: scenario.StateIdle} }
+		d := dashboard.New(dashboard.Config{Metrics: m, Log: log, Status: status, Labs: []string{"lab line"}})
+		d.Start()
+		defer d.Close()
+
+		ctx, cancel := context.WithCancel(context.Background())
+		w := &flushRecorder{header: http.Header{}}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			d.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/dashboard/events?after=1", nil).WithContext(ctx))
+		}()
+		synctest.Wait()
+		assert.Equal(t, "text/event-stream", w.Header().Get("Content-Type"))
+		assert.Empty(t, w.events(t), "no event before the first tick")
+
+		record(m, "payment", "POST /charges", 200, 10, time.Millisecond)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		log.Add(scenario.KindFaultSet, "test", "fault set: payment=hang")
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+
+		evs := w.events(t)
+		require.Len(t, evs, 3, "one event per tick")
+		for i, ev := range evs {
+			require.NotNil(t, ev.Frame, i)
+			assert.Len(t, ev.Frame.Edges, len(dashboard.Edges), i)
+			assert.Equal(t, []string{"lab line"}, ev.Labs, i)
+			require.NotNil(t, ev.Scenario, i)
+			assert.Equal(t, scenario.StateIdle, ev.Scenario.State, i)
+		}
+		assert.Empty(t, evs[0].Changes, "after=1: the change before the stream is not repeated")
+		require.Len(t, evs[1].Changes, 1, "the change logged since the previous event")
+		assert.Equal(t, "fault set: payment=hang", evs[1].Changes[0].Description)
+		assert.Empty(t, evs[2].Changes, "each change is sent once")
+		assert.Equal(t, evs[0].Frame.Time.Add(time.Second), evs[1].Frame.Time)
+
+		cancel()
+		synctest.Wait()
+		select {
+		case <-done:
+		default:
+			t.Fatal("the stream did not end when the client went away")
+		}
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		assert.Len(t, w.events(t), 3, "nothing is written after the client left")
+	})
+}
+
+// Close ends the streams still open.
+func TestCloseEndsTheStreams(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := dashboard.New(dashboard.Config{Metrics: fooddelivery.NewMetrics()})
+		d.Start()
+		w := &flushRecorder{header: http.Header{}}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			d.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/dashboard/events", nil))
+		}()
+		time.Sleep(1500 * time.Millisecond)
+		d.Close()
+		synctest.Wait()
+		select {
+		case <-done:
+		default:
+			t.Fatal("the stream outlived Close")
+		}
+	})
+}
+
+// The stream works over a real connection, through net/http's flushing.
+func TestEventsOverHTTP(t *testing.T) {
+	d := dashboard.New(dashboard.Config{Metrics: fooddelivery.NewMetrics(), Interval: 20 * time.Millisecond})
+	d.Start()
+	defer d.Close()
+	srv := httptest.NewServer(d)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/dashboard/events", nil)
+	require.NoError(t, err)
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	r := bufio.NewReader(resp.Body)
+	frames := 0
+	for frames < 2 {
+		line, err := r.ReadString('\n')
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		if line == "event: frame\n" {
+			frames++
+		}
+	}
+	assert.Equal(t, 2, frames)
+}

@@ -1,0 +1,497 @@
+// The dashboard's page: it reads dashboard/state once, then one event a
+// second from dashboard/events, and draws everything with plain DOM and
+// SVG. Controls call the admin API on the same origin.
+"use strict";
+
+// The SVG namespace, read from the page's own diagram (the HTML parser
+// puts <svg> there), so the script names no address at all.
+const SVG = document.getElementById("diagram").namespaceURI;
+
+// The diagram: node boxes (centre x, y) and the edges' paths.
+const NODES = {
+  gateway: { x: 110, y: 235 }, auth: { x: 420, y: 60 }, order: { x: 420, y: 360 },
+  "menu-1": { x: 760, y: 80 }, "menu-2": { x: 760, y: 150 }, "menu-3": { x: 760, y: 220 },
+  courier: { x: 760, y: 330 }, payment: { x: 760, y: 425 },
+};
+const NODE_W = 130, NODE_H = 56;
+const MENU_GROUP = { x: 680, y: 42, w: 160, h: 216 };
+// from and to points of each edge, and where its label sits along it.
+const EDGES = {
+  "gateway->auth": { from: [175, 222], to: [355, 60], label: [265, 110] },
+  "gateway->menu": { from: [175, 230], to: [680, 125], label: [560, 128] },
+  "gateway->courier": { from: [175, 242], to: [695, 322], label: [330, 262] },
+  "gateway->order": { from: [175, 250], to: [355, 360], label: [250, 330] },
+  "order->payment": { from: [485, 372], to: [695, 425], label: [580, 435] },
+  "order->menu": { from: [485, 348], to: [680, 200], label: [560, 205] },
+  "order->courier": { from: [485, 360], to: [695, 338], label: [590, 360] },
+};
+const SERVICES = ["gateway", "auth", "order", "payment", "menu", "courier"];
+const COLORS = ["#58a6ff", "#d2a8ff", "#ffa657", "#7ee787", "#ff7b72", "#79c0ff", "#e3b341", "#f778ba"];
+const colorOf = (name, list) => COLORS[list.indexOf(name) % COLORS.length];
+
+const st = {
+  history: [], changes: [], transitions: [], thresholds: { degraded: 0.05, failing: 0.5 },
+  interval: 1, lastSeq: 0, keep: 300, frame: null, faultSeq: -1,
+};
+
+const $ = (id) => document.getElementById(id);
+function el(tag, attrs, text) {
+  const e = tag.startsWith("svg:") ? document.createElementNS(SVG, tag.slice(4)) : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// Formats.
+const pct = (v) => v == null ? "–" : (v * 100 >= 10 || v === 0 ? (v * 100).toFixed(0) : (v * 100).toFixed(1)) + "%";
+const rate = (v) => (v >= 10 ? v.toFixed(0) : v.toFixed(1)) + "/s";
+function dur(s) {
+  if (s == null) return "–";
+  if (s < 1) return (s * 1000 >= 10 ? (s * 1000).toFixed(0) : (s * 1000).toFixed(1)) + "ms";
+  return s.toFixed(s >= 10 ? 0 : 1) + "s";
+}
+const clock = (t) => new Date(t).toLocaleTimeString([], { hour12: false });
+
+// ---- the diagram ----
+
+function buildDiagram() {
+  const svg = $("diagram");
+  svg.replaceChildren();
+  const edges = el("svg:g", { id: "edges" });
+  for (const [name, e] of Object.entries(EDGES)) {
+    const g = el("svg:g", { class: "edge", "data-edge": name, "data-health": "ok", "data-idle": "true" });
+    const [x0, y0] = e.from, [x1, y1] = e.to, mx = (x0 + x1) / 2;
+    g.append(el("svg:path", { d: `M${x0},${y0} C${mx},${y0} ${mx},${y1} ${x1},${y1}`, "stroke-width": 2 }));
+    const [lx, ly] = e.label;
+    g.append(el("svg:text", { x: lx, y: ly - 15, class: "name", "text-anchor": "middle" }, name));
+    const t1 = el("svg:text", { x: lx, y: ly, "text-anchor": "middle", class: "l1" });
+    const t2 = el("svg:text", { x: lx, y: ly + 15, "text-anchor": "middle", class: "l2" });
+    g.append(t1, t2);
+    edges.append(g);
+  }
+  svg.append(edges);
+  const group = el("svg:g", { class: "node group", "data-node": "menu" });
+  group.append(el("svg:rect", { x: MENU_GROUP.x, y: MENU_GROUP.y, width: MENU_GROUP.w, height: MENU_GROUP.h }));
+  svg.append(group);
+  for (const [name, n] of Object.entries(NODES)) {
+    const g = el("svg:g", { class: "node", "data-node": name });
+    g.append(el("svg:rect", { x: n.x - NODE_W / 2, y: n.y - NODE_H / 2, width: NODE_W, height: NODE_H }));
+    g.append(el("svg:text", { x: n.x, y: n.y - 4 }, name));
+    g.append(el("svg:text", { x: n.x, y: n.y + 15, class: "stat" }, ""));
+    svg.append(g);
+  }
+}
+
+function drawDiagram(f) {
+  for (const e of f.edges) {
+    const g = document.querySelector(`#diagram [data-edge="${e.edge}"]`);
+    if (!g) continue;
+    const idle = e.rate === 0 && e.errorRate == null;
+    g.setAttribute("data-health", e.health);
+    g.setAttribute("data-idle", String(idle));
+    g.setAttribute("data-rate", e.rate);
+    g.setAttribute("data-error-rate", e.errorRate == null ? "" : e.errorRate);
+    g.setAttribute("data-p99", e.p99 == null ? "" : e.p99);
+    g.setAttribute("data-breaker-state", e.breaker || "");
+    g.querySelector("path").setAttribute("stroke-width", (2 + 3 * Math.log10(1 + e.rate)).toFixed(1));
+    const l1 = g.querySelector(".l1");
+    l1.replaceChildren(rate(e.rate) + " · ");
+    const err = el("svg:tspan", { class: e.health === "ok" ? "" : "err-" + e.health }, pct(e.errorRate));
+    l1.append(err, ` (≤${pct(st.thresholds.degraded)})`);
+    let l2 = "p99 " + dur(e.p99);
+    if (e.breaker) l2 += " · breaker " + badgeText(e.breaker);
+    g.querySelector(".l2").textContent = l2;
+  }
+  for (const n of f.nodes) {
+    const g = document.querySelector(`#diagram [data-node="${n.name}"]`);
+    if (!g) continue;
+    g.setAttribute("data-rate", n.rate);
+    g.setAttribute("data-p99", n.p99 == null ? "" : n.p99);
+    g.setAttribute("data-in-flight", n.inFlight);
+    g.classList.toggle("busy", n.errorRate != null && n.errorRate >= st.thresholds.degraded);
+    g.querySelector(".stat").textContent = `${rate(n.rate)} · p99 ${dur(n.p99)}` + (n.inFlight ? ` · ${n.inFlight} busy` : "");
+  }
+}
+
+function badgeText(state) {
+  return { closed: "CLOSED", open: "OPEN", half_open: "HALF-OPEN" }[state] || String(state).toUpperCase();
+}
+
+// ---- panels ----
+
+function drawBreakers(f) {
+  const box = $("breakers");
+  if (!f.breakers.length) {
+    box.replaceChildren(el("p", { class: "none" }, "no breaker in this lab setup"));
+    return;
+  }
+  box.replaceChildren();
+  for (const b of f.breakers) {
+    const row = el("div", { class: "row", "data-breaker-row": b.name });
+    row.append(el("span", {}, b.name));
+    row.append(el("span", { class: "badge", "data-breaker": b.name, "data-state": b.state }, b.label));
+    const right = el("div");
+    right.append(timeline(b.name));
+    const last = st.transitions.filter((t) => t.breaker === b.name).slice(-3)
+      .map((t) => `${clock(t.time)} ${badgeText(t.from)}→${badgeText(t.to)}`).join("  ");
+    right.append(el("div", { class: "hint" }, last || "no transition seen"));
+    row.append(right);
+    box.append(row);
+  }
+}
+
+// timeline draws a breaker's states over the history as coloured strips.
+function timeline(name) {
+  const svg = el("svg:svg", { class: "timeline", viewBox: "0 0 300 16", preserveAspectRatio: "none", "data-timeline": name });
+  const h = st.history;
+  if (h.length < 2) return svg;
+  const t0 = Date.parse(h[0].t), t1 = Date.parse(h[h.length - 1].t), span = Math.max(t1 - t0, 1);
+  for (let i = 0; i < h.length - 1; i++) {
+    const s = h[i].breakers && h[i].breakers[name];
+    if (!s) continue;
+    const x0 = (Date.parse(h[i].t) - t0) / span * 300, x1 = (Date.parse(h[i + 1].t) - t0) / span * 300;
+    svg.append(el("svg:rect", { x: x0.toFixed(1), y: 0, width: Math.max(x1 - x0, 0.5).toFixed(1), height: 16, class: s }));
+  }
+  return svg;
+}
+
+function drawBulkheads(f) {
+  const box = $("bulkheads");
+  if (!f.bulkheads.length) {
+    box.replaceChildren(el("p", { class: "none" }, "no bulkhead in this lab setup"));
+    return;
+  }
+  box.replaceChildren();
+  for (const b of f.bulkheads) {
+    const row = el("div", { class: "row", "data-bulkhead": b.compartment, "data-in-use": b.inUse, "data-capacity": b.capacity, "data-rejections": b.rejections });
+    row.append(el("span", {}, b.compartment));
+    row.append(el("span", {}, `${b.inUse} / ${b.capacity} slots · ${b.rejections} rejected`));
+    const bar = el("div", { class: "bar" });
+    const svg = el("svg:svg", { viewBox: "0 0 100 16", preserveAspectRatio: "none" });
+    const w = b.capacity ? Math.min(100, 100 * b.inUse / b.capacity) : 0;
+    svg.append(el("svg:rect", { x: 0, y: 0, width: w.toFixed(1), height: 16, class: b.inUse >= b.capacity ? "used full" : "used" }));
+    bar.append(svg);
+    row.append(bar);
+    box.append(row);
+  }
+}
+
+function drawPatterns(f) {
+  const body = $("patterns").querySelector("tbody");
+  body.replaceChildren();
+  for (const e of f.edges) {
+    const c = e.client;
+    const tr = el("tr", { "data-edge-counters": e.edge });
+    for (const v of [e.edge, c.attempts, c.retries, `${c.hedges} (${c.hedgesWon})`, c.fallbacks, c.rejections, c.replays]) {
+      tr.append(el("td", {}, String(v)));
+    }
+    body.append(tr);
+  }
+  const budgets = $("budgets");
+  budgets.replaceChildren();
+  for (const b of f.retryBudgets) {
+    budgets.append(el("div", { class: "hint", "data-retry-budget": b.name, "data-tokens": b.tokens },
+      `retry budget ${b.name}: ${b.tokens.toFixed(1)} tokens left`));
+  }
+  const t = f.totals;
+  const twice = t.ordersChargedMoreThanOnce;
+  $("charged-twice").textContent = twice == null ? "not counted" : String(twice);
+  $("charged-twice").classList.toggle("bad", twice > 0);
+  $("replays").textContent = t.replays;
+  $("wasted").textContent = `${t.workAfterCallerLeft} units, ${t.workAfterCallerLeftSeconds.toFixed(1)}s`;
+  $("wasted").classList.toggle("bad", t.workAfterCallerLeft > 0);
+  $("cancelled").textContent = t.cancelled;
+  $("fallbacks").textContent = t.fallbacks;
+  $("hedges").textContent = `${t.hedges} / ${t.hedgesWon}`;
+  $("retries").textContent = t.retries;
+}
+
+function drawHeadline(f, scenario, load) {
+  const c = f.checkout;
+  const v = $("checkout-success");
+  v.textContent = pct(c.successRate);
+  v.className = "value " + (c.successRate == null ? "" : c.successRate >= 0.99 ? "good" : c.successRate >= 0.9 ? "warn" : "bad");
+  $("checkout-rate").textContent = `${rate(c.rate)} · ${c.ok} ok, ${c.failed} failed in all`;
+  if (scenario) {
+    $("scenario-state").textContent = scenario.state + (scenario.name ? " " + scenario.name : "");
+    $("scenario").setAttribute("data-state", scenario.state);
+    $("scenario-next").textContent = scenario.next ? `next in ${scenario.nextInSeconds.toFixed(0)}s: ${scenario.next}` :
+      scenario.steps ? `${scenario.stepsDone}/${scenario.steps} steps, ${scenario.elapsedSeconds.toFixed(0)}s` : "";
+  }
+  if (load) {
+    $("load-rate").textContent = load.rate + "/s";
+    $("load-detail").textContent = `${load.inFlight} in flight · ${load.total.ok} ok, ${load.total.failed} failed`;
+  }
+  $("clock").textContent = clock(f.time);
+}
+
+function drawLabs(lines) {
+  const pre = $("labs");
+  pre.replaceChildren();
+  for (const line of lines) {
+    const m = line.trim().split(/\s+/);
+    pre.append(el("div", { "data-lab": m[0] || "", "data-choice": m[2] || "" }, line));
+  }
+}
+
+function addChanges(changes) {
+  const list = $("changes");
+  let faults = false;
+  for (const c of changes) {
+    if (c.seq <= st.lastSeq) continue;
+    st.lastSeq = c.seq;
+    st.changes.push(c);
+    if (c.kind.startsWith("fault") || c.kind.startsWith("scenario")) faults = true;
+    const li = el("li", { "data-seq": c.seq, "data-kind": c.kind });
+    li.append(el("time", { datetime: c.time }, clock(c.time)), el("span", { class: "kind" }, c.kind), ` ${c.description} `,
+      el("span", { class: "hint" }, "by " + c.by));
+    list.prepend(li);
+  }
+  if (st.changes.length > 500) st.changes.splice(0, st.changes.length - 500);
+  while (list.children.length > 200) list.lastChild.remove();
+  if (faults) loadFaults();
+}
+
+// ---- charts ----
+
+function markers() {
+  const out = [];
+  for (const c of st.changes) {
+    const cls = c.kind === "fault-set" ? "on" : c.kind === "fault-removed" ? "off" : "other";
+    out.push({ t: Date.parse(c.time), cls, seq: c.seq, title: c.description });
+  }
+  return out;
+}
+
+// chart draws series of values over the history's times in svg.
+function chart(svg, series, opts) {
+  svg.replaceChildren();
+  const W = 600, H = 160, L = 46, R = 8, T = 8, B = 20;
+  const h = st.history;
+  const now = h.length ? Date.parse(h[h.length - 1].t) : Date.now();
+  const span = Math.max(60000, h.length ? now - Date.parse(h[0].t) : 0);
+  const t0 = now - span;
+  let ymax = opts.max;
+  if (ymax == null) {
+    ymax = 0;
+    for (const s of series) for (const v of s.values) if (v != null) ymax = Math.max(ymax, v);
+    ymax = ymax > 0 ? ymax * 1.1 : 1;
+  }
+  const x = (t) => L + (t - t0) / span * (W - L - R);
+  const y = (v) => T + (1 - Math.min(v, ymax) / ymax) * (H - T - B);
+  svg.append(el("svg:line", { x1: L, y1: H - B, x2: W - R, y2: H - B, class: "axis" }));
+  svg.append(el("svg:line", { x1: L, y1: T, x2: L, y2: H - B, class: "axis" }));
+  svg.append(el("svg:text", { x: L - 4, y: T + 9, "text-anchor": "end" }, opts.fmt(ymax)));
+  svg.append(el("svg:text", { x: L - 4, y: H - B, "text-anchor": "end" }, opts.fmt(0)));
+  svg.append(el("svg:text", { x: L, y: H - 5 }, `-${Math.round(span / 60000)}m`));
+  svg.append(el("svg:text", { x: W - R, y: H - 5, "text-anchor": "end" }, "now"));
+  for (const m of markers()) {
+    if (m.t < t0 || m.t > now) continue;
+    const line = el("svg:line", { x1: x(m.t), x2: x(m.t), y1: T, y2: H - B, class: "marker " + m.cls, "data-change-seq": m.seq });
+    line.append(el("svg:title", {}, m.title));
+    svg.append(line);
+  }
+  for (const s of series) {
+    let pts = [];
+    const flush = () => {
+      if (pts.length) svg.append(el("svg:polyline", { points: pts.join(" "), stroke: s.color, "data-series": s.name }));
+      pts = [];
+    };
+    h.forEach((p, i) => {
+      const v = s.values[i];
+      if (v == null) { flush(); return; }
+      pts.push(`${x(Date.parse(p.t)).toFixed(1)},${y(v).toFixed(1)}`);
+    });
+    flush();
+  }
+}
+
+function drawCharts() {
+  const h = st.history;
+  chart($("chart-checkout"), [{ name: "checkout", color: "#7ee787", values: h.map((p) => p.checkoutSuccess) }],
+    { max: 1, fmt: (v) => (v * 100).toFixed(0) + "%" });
+  chart($("chart-p99"), SERVICES.map((s) => ({ name: s, color: colorOf(s, SERVICES), values: h.map((p) => p.p99 && p.p99[s]) })),
+    { fmt: dur });
+  const edges = Object.keys(EDGES);
+  chart($("chart-rate"), edges.map((e) => ({ name: e, color: colorOf(e, edges), values: h.map((p) => p.edgeRate && p.edgeRate[e]) })),
+    { fmt: (v) => v.toFixed(0) + "/s" });
+  chart($("chart-errors"), edges.map((e) => ({ name: e, color: colorOf(e, edges), values: h.map((p) => p.edgeErrorRate && p.edgeErrorRate[e]) })),
+    { max: 1, fmt: (v) => (v * 100).toFixed(0) + "%" });
+}
+
+function drawLegend() {
+  const box = $("chart-legend");
+  box.replaceChildren("services:");
+  for (const s of SERVICES) box.append(key(s, colorOf(s, SERVICES)));
+  box.append(" edges:");
+  const edges = Object.keys(EDGES);
+  for (const e of edges) box.append(key(e, colorOf(e, edges)));
+}
+function key(name, color) {
+  const k = el("span", { class: "key" });
+  const i = el("i");
+  i.style.background = color;
+  k.append(i, name);
+  return k;
+}
+
+// ---- updates ----
+
+function apply(frame, scenario, load) {
+  st.frame = frame;
+  drawDiagram(frame);
+  drawBreakers(frame);
+  drawBulkheads(frame);
+  drawPatterns(frame);
+  drawHeadline(frame, scenario, load);
+  drawCharts();
+}
+
+async function loadState() {
+  const r = await fetch("dashboard/state", { cache: "no-store" });
+  const s = await r.json();
+  st.history = s.history || [];
+  st.keep = Math.max(st.keep, st.history.length);
+  st.transitions = s.transitions || [];
+  st.thresholds = s.thresholds || st.thresholds;
+  st.interval = s.intervalSeconds || 1;
+  st.changes = [];
+  st.lastSeq = 0;
+  $("changes").replaceChildren();
+  addChanges(s.changes || []);
+  drawLabs(s.labs || []);
+  if (s.frame) apply(s.frame, s.scenario, s.load);
+}
+
+function connect() {
+  const es = new EventSource("dashboard/events?after=" + st.lastSeq);
+  let lost = false;
+  const state = $("stream-state");
+  es.addEventListener("open", () => {
+    state.textContent = "live";
+    state.setAttribute("data-stream", "live");
+    if (lost) loadState();
+    lost = false;
+  });
+  es.addEventListener("error", () => {
+    lost = true;
+    state.textContent = "reconnecting";
+    state.setAttribute("data-stream", "lost");
+  });
+  es.addEventListener("frame", (m) => {
+    const ev = JSON.parse(m.data);
+    const f = ev.frame;
+    if (!f) return;
+    const last = st.history[st.history.length - 1];
+    if (!last || Date.parse(f.point.t) > Date.parse(last.t)) st.history.push(f.point);
+    if (st.history.length > st.keep) st.history.splice(0, st.history.length - st.keep);
+    st.transitions.push(...(f.transitions || []));
+    if (st.transitions.length > 200) st.transitions.splice(0, st.transitions.length - 200);
+    addChanges(ev.changes || []);
+    apply(f, ev.scenario, ev.load);
+  });
+}
+
+// ---- controls: the admin API ----
+
+async function admin(method, url, body) {
+  const init = { method, headers: {} };
+  if (method !== "GET") {
+    init.headers["Content-Type"] = "application/json";
+    if (body !== undefined) init.body = JSON.stringify(body);
+  }
+  const r = await fetch(url, init);
+  const j = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(j.error ? j.error.message : `${r.status} ${r.statusText}`);
+  return j;
+}
+
+function report(promise, done) {
+  const out = $("control-result");
+  out.className = "result";
+  out.textContent = "…";
+  promise.then((j) => {
+    out.className = "result done";
+    out.textContent = done(j);
+  }, (err) => {
+    out.className = "result error";
+    out.textContent = err.message;
+  });
+}
+
+async function loadFaults() {
+  try {
+    const j = await admin("GET", "admin/faults");
+    const list = $("faults");
+    list.replaceChildren();
+    for (const r of j.rules || []) {
+      const li = el("li", { "data-fault": r.spec });
+      li.append(el("span", {}, `${r.spec}  (${r.applied} applied)`));
+      const b = el("button", { type: "button" }, "remove");
+      b.addEventListener("click", () => report(admin("DELETE", "admin/faults?spec=" + encodeURIComponent(r.spec)), () => "removed " + r.spec));
+      li.append(b);
+      list.append(li);
+    }
+    if (!(j.rules || []).length) list.append(el("li", { class: "none" }, "no fault injected"));
+  } catch (err) {
+    $("faults").replaceChildren(el("li", { class: "none" }, "faults: " + err.message));
+  }
+}
+
+async function loadScenarios() {
+  try {
+    const j = await admin("GET", "admin/scenarios");
+    const sel = $("scenario-name");
+    sel.replaceChildren();
+    for (const s of j.scenarios || []) {
+      const o = el("option", { value: s.name, title: s.description }, `${s.name} (${Math.round(s.durationSeconds)}s)`);
+      sel.append(o);
+    }
+  } catch (err) {
+    $("scenario-name").replaceChildren(el("option", { value: "" }, "no scenarios: " + err.message));
+  }
+}
+
+function wireControls() {
+  $("fault-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const spec = $("fault-spec").value.trim();
+    report(admin("POST", "admin/faults", { spec }), (j) => "injected " + j.rule.spec);
+  });
+  $("fault-remove").addEventListener("click", () => {
+    const spec = $("fault-spec").value.trim();
+    report(admin("DELETE", "admin/faults?spec=" + encodeURIComponent(spec)), (j) => "removed " + j.removed.map((r) => r.spec).join(", "));
+  });
+  $("fault-clear").addEventListener("click", () => {
+    report(admin("DELETE", "admin/faults?all=true"), (j) => `removed ${j.removed.length} fault(s)`);
+  });
+  $("scenario-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const name = $("scenario-name").value;
+    report(admin("POST", `admin/scenarios/${encodeURIComponent(name)}/start`), () => "started " + name);
+  });
+  $("scenario-stop").addEventListener("click", () => {
+    report(admin("POST", "admin/scenario/stop"), (j) => j.stopped ? "stopped" : "no scenario was running");
+  });
+  $("load-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const rate = parseInt($("load-input").value, 10);
+    report(admin("PUT", "admin/load", { rate }), () => `load set to ${rate} requests a second`);
+  });
+}
+
+async function main() {
+  buildDiagram();
+  drawLegend();
+  wireControls();
+  try {
+    await loadState();
+  } catch (err) {
+    $("stream-state").textContent = "no state";
+  }
+  loadFaults();
+  loadScenarios();
+  connect();
+}
+
+main();
