@@ -2,6 +2,7 @@ package browsertest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -75,10 +76,16 @@ func startSystem(t *testing.T, args ...string) *system {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = os.Stderr
+	var logs lockedBuffer // the system's log (breaker changes and errors), shown when the test fails
+	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the system's log:\n%s", logs.String())
+		}
+	})
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		done := make(chan struct{})
@@ -107,6 +114,25 @@ func startSystem(t *testing.T, args ...string) *system {
 		t.Fatal("the system printed no GraphQL endpoint within 60s")
 	}
 	return nil
+}
+
+// lockedBuffer is a bytes.Buffer safe for the process's writes and the
+// test's read.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // browser opens a headless Chromium tab for the test, and fails the test
