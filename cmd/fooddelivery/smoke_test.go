@@ -178,6 +178,17 @@ func TestRunUnderLoadExportsMetricsAndAnswersTheAdminAPI(t *testing.T) {
 			t.Errorf("%s: HTTP %d, want %d: %s", tc.name, status, tc.want, body)
 		}
 	}
+	for _, path := range []string{"/", "/dashboard/state", "/graphql", "/graphql/ide/ide.js"} {
+		if status, body := admin(http.MethodGet, path, "", "", "Accept", "text/html", "Host", "attacker.example"); status != http.StatusForbidden {
+			t.Errorf("%s for a foreign Host: HTTP %d, want 403: %.200s", path, status, body)
+		}
+		if status, body := admin(http.MethodGet, path, "", "", "Accept", "text/html", "Origin", "http://attacker.example"); status != http.StatusForbidden {
+			t.Errorf("%s for another site's page: HTTP %d, want 403: %.200s", path, status, body)
+		}
+		if status, body := admin(http.MethodGet, path, "", "", "Accept", "text/html"); status != http.StatusOK {
+			t.Errorf("%s for the system's own address: HTTP %d, want 200: %.200s", path, status, body)
+		}
+	}
 	if status, body := admin(http.MethodGet, "/metrics", "", "", "Host", "attacker.example"); status != http.StatusForbidden {
 		t.Errorf("/metrics for a foreign Host: HTTP %d, want 403: %.200s", status, body)
 	}

@@ -16,8 +16,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"html/template"
+	"net"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -108,6 +110,9 @@ func New(endpoint, assetsPath string) *Handler {
 // caller decides when a request wants it. The response varies with the
 // Accept header, as the endpoint answers API clients at the same URL.
 func (h *Handler) ServePage(w http.ResponseWriter, r *http.Request) {
+	if refused(w, r) {
+		return
+	}
 	hd := w.Header()
 	hd.Set("Content-Type", "text/html; charset=utf-8")
 	hd.Set("Content-Security-Policy", CSP)
@@ -122,6 +127,9 @@ func (h *Handler) ServePage(w http.ResponseWriter, r *http.Request) {
 // path (see AssetNames), or 404. Browsers revalidate with the ETag, so a
 // new version is picked up at once and an unchanged one is not resent.
 func (h *Handler) ServeAsset(w http.ResponseWriter, r *http.Request) {
+	if refused(w, r) {
+		return
+	}
 	a, ok := loadAssets()[path.Base(r.URL.Path)]
 	if !ok {
 		http.Error(w, "no such file in the GraphQL IDE", http.StatusNotFound)
@@ -133,4 +141,40 @@ func (h *Handler) ServeAsset(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("ETag", a.etag)
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
+}
+
+// refused answers 403 and reports true for a request a web page of another
+// site could have made, as the admin API refuses them: on a TCP listener,
+// the Host must be 127.0.0.1, localhost or [::1] with the listener's own
+// port (no DNS rebinding), an Origin must be http:// with such a host and
+// port, and a Sec-Fetch-Site must be same-origin or none. A request on
+// another kind of listener (the in-memory network of tests) cannot come
+// from a browser and is let through.
+func refused(w http.ResponseWriter, r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr)
+	if !ok {
+		return false
+	}
+	port := strconv.Itoa(local.Port)
+	allowed := func(hostport string) bool {
+		for _, h := range []string{"127.0.0.1", "localhost", "[::1]"} {
+			if strings.EqualFold(hostport, h+":"+port) {
+				return true
+			}
+		}
+		return false
+	}
+	why := ""
+	switch origins, hasOrigin := r.Header["Origin"]; {
+	case !allowed(r.Host):
+		why = "the Host must be this system's loopback address and port"
+	case hasOrigin && (len(origins) != 1 || !strings.HasPrefix(strings.ToLower(origins[0]), "http://") || !allowed(origins[0][len("http://"):])):
+		why = "the IDE does not serve other sites' pages"
+	case r.Header.Get("Sec-Fetch-Site") != "" && r.Header.Get("Sec-Fetch-Site") != "same-origin" && r.Header.Get("Sec-Fetch-Site") != "none":
+		why = "the IDE does not serve other sites' pages"
+	default:
+		return false
+	}
+	http.Error(w, "refused: "+why+" (open http://127.0.0.1:"+port+"/graphql)", http.StatusForbidden)
+	return true
 }
