@@ -170,27 +170,20 @@ func (p refusedPayer) Charge(ctx context.Context, req fooddelivery.ChargeRequest
 	return ch, err
 }
 
-// refusedOrders counts the order calls a breaker refused in Rejections.
-type refusedOrders struct {
-	next fooddelivery.OrderService
-	edge *fooddelivery.EdgeStats
-}
-
-func (o refusedOrders) PlaceOrder(ctx context.Context, user string, in fooddelivery.PlaceOrderInput) (fooddelivery.Order, error) {
-	out, err := o.next.PlaceOrder(ctx, user, in)
-	refused(o.edge, err)
-	return out, err
-}
-
-func (o refusedOrders) Order(ctx context.Context, id string) (fooddelivery.Order, error) {
-	out, err := o.next.Order(ctx, id)
-	refused(o.edge, err)
-	return out, err
-}
-
 func refused(edge *fooddelivery.EdgeStats, err error) {
 	if errors.Is(err, fooddelivery.ErrCircuitOpen) {
 		edge.Rejections.Add(1)
+	}
+}
+
+// counting is a Guard that runs every call and hands its error to count:
+// with fooddelivery.GuardOrderService and its siblings it counts what a
+// dependency's answers say without a wrapper type per interface.
+func counting(edge *fooddelivery.EdgeStats, count func(*fooddelivery.EdgeStats, error)) fooddelivery.Guard {
+	return func(ctx context.Context, call func(context.Context) error) error {
+		err := call(ctx)
+		count(edge, err)
+		return err
 	}
 }
 
@@ -234,7 +227,7 @@ func countSlots(g fooddelivery.Guard, m *fooddelivery.Metrics, service string, c
 func countFallbacks(d gateway.Deps, m *fooddelivery.Metrics) gateway.Deps {
 	menus, courier, orders := m.Edge("gateway", "menu"), m.Edge("gateway", "courier"), m.Edge("gateway", "order")
 	if d.Menu != nil {
-		d.Menu = fallbackMenu{d.Menu, menus}
+		d.Menu = fooddelivery.GuardMenuReader(d.Menu, counting(menus, fellBack))
 	}
 	if d.Recs != nil {
 		d.Recs = fallbackRecs{d.Recs, menus}
@@ -243,10 +236,10 @@ func countFallbacks(d gateway.Deps, m *fooddelivery.Metrics) gateway.Deps {
 		d.Reviews = fallbackReviews{d.Reviews, menus}
 	}
 	if d.ETA != nil {
-		d.ETA = fallbackETA{d.ETA, courier}
+		d.ETA = fooddelivery.GuardETAReader(d.ETA, counting(courier, fellBack))
 	}
 	if d.Orders != nil {
-		d.Orders = fallbackOrders{d.Orders, orders}
+		d.Orders = fooddelivery.GuardOrderService(d.Orders, counting(orders, fellBack))
 	}
 	return d
 }
@@ -256,23 +249,6 @@ func fellBack(edge *fooddelivery.EdgeStats, err error) {
 	if errors.As(err, &fe) {
 		edge.Fallbacks.Add(1)
 	}
-}
-
-type fallbackMenu struct {
-	next fooddelivery.MenuReader
-	edge *fooddelivery.EdgeStats
-}
-
-func (f fallbackMenu) Restaurants(ctx context.Context) ([]fooddelivery.Restaurant, error) {
-	out, err := f.next.Restaurants(ctx)
-	fellBack(f.edge, err)
-	return out, err
-}
-
-func (f fallbackMenu) Menu(ctx context.Context, restaurantID string) (fooddelivery.Menu, error) {
-	out, err := f.next.Menu(ctx, restaurantID)
-	fellBack(f.edge, err)
-	return out, err
 }
 
 type fallbackRecs struct {
@@ -299,34 +275,6 @@ type fallbackReviews struct {
 
 func (f fallbackReviews) SubmitReview(ctx context.Context, r fooddelivery.Review) (fooddelivery.Review, error) {
 	out, err := f.next.SubmitReview(ctx, r)
-	fellBack(f.edge, err)
-	return out, err
-}
-
-type fallbackETA struct {
-	next fooddelivery.ETAReader
-	edge *fooddelivery.EdgeStats
-}
-
-func (f fallbackETA) ETA(ctx context.Context, restaurantID string) (fooddelivery.ETA, error) {
-	out, err := f.next.ETA(ctx, restaurantID)
-	fellBack(f.edge, err)
-	return out, err
-}
-
-type fallbackOrders struct {
-	next fooddelivery.OrderService
-	edge *fooddelivery.EdgeStats
-}
-
-func (f fallbackOrders) PlaceOrder(ctx context.Context, user string, in fooddelivery.PlaceOrderInput) (fooddelivery.Order, error) {
-	out, err := f.next.PlaceOrder(ctx, user, in)
-	fellBack(f.edge, err)
-	return out, err
-}
-
-func (f fallbackOrders) Order(ctx context.Context, id string) (fooddelivery.Order, error) {
-	out, err := f.next.Order(ctx, id)
 	fellBack(f.edge, err)
 	return out, err
 }

@@ -288,7 +288,7 @@ func lab05[S any, St fmt.Stringer, CB interface{ State() St }, OC fooddelivery.O
 			book.changed(name, breakerState(to.String()))
 		}
 		w.cfg.GatewayOrderClient = func(c *order.Client) fooddelivery.OrderService {
-			return refusedOrders{newOrderClient(c, settings(s)), orders}
+			return fooddelivery.GuardOrderService(newOrderClient(c, settings(s)), counting(orders, refused))
 		}
 	}
 }
