@@ -45,9 +45,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -83,10 +81,9 @@ const By = "admin"
 // with /admin. It returns an error when Addr has no port in 1..65535, when
 // Controls or Controls.Faults is nil, or for a negative MaxBodyBytes.
 func New(cfg Config) (http.Handler, error) {
-	_, port, err := net.SplitHostPort(cfg.Addr)
-	p, perr := strconv.Atoi(port)
-	if err != nil || perr != nil || p < 1 || p > 65535 || strconv.Itoa(p) != port {
-		return nil, fmt.Errorf("admin: Config.Addr %q must be the gateway's host:port with a port in 1..65535", cfg.Addr)
+	p, err := gatewayPort(cfg.Addr)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Controls == nil || cfg.Controls.Faults == nil {
 		return nil, errors.New("admin: Config.Controls with a fault injector is required")

@@ -19,10 +19,11 @@ import (
 	"net"
 	"net/http"
 	"path"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gophereats/resilience/fooddelivery/internal/sameorigin"
 )
 
 // CSP is the page's Content-Security-Policy: scripts, styles, fonts,
@@ -144,10 +145,8 @@ func (h *Handler) ServeAsset(w http.ResponseWriter, r *http.Request) {
 }
 
 // refused answers 403 and reports true for a request a web page of another
-// site could have made, as the admin API refuses them: on a TCP listener,
-// the Host must be 127.0.0.1, localhost or [::1] with the listener's own
-// port (no DNS rebinding), an Origin must be http:// with such a host and
-// port, and a Sec-Fetch-Site must be same-origin or none. A request on
+// site could have made (package sameorigin, as the admin API refuses
+// them), judged against the TCP listener's own loopback port. A request on
 // another kind of listener (the in-memory network of tests) cannot come
 // from a browser and is let through.
 func refused(w http.ResponseWriter, r *http.Request) bool {
@@ -155,26 +154,10 @@ func refused(w http.ResponseWriter, r *http.Request) bool {
 	if !ok {
 		return false
 	}
-	port := strconv.Itoa(local.Port)
-	allowed := func(hostport string) bool {
-		for _, h := range []string{"127.0.0.1", "localhost", "[::1]"} {
-			if strings.EqualFold(hostport, h+":"+port) {
-				return true
-			}
-		}
+	status, _, msg := sameorigin.For(local.Port).Check(r)
+	if status == 0 {
 		return false
 	}
-	why := ""
-	switch origins, hasOrigin := r.Header["Origin"]; {
-	case !allowed(r.Host):
-		why = "the Host must be this system's loopback address and port"
-	case hasOrigin && (len(origins) != 1 || !strings.HasPrefix(strings.ToLower(origins[0]), "http://") || !allowed(origins[0][len("http://"):])):
-		why = "the IDE does not serve other sites' pages"
-	case r.Header.Get("Sec-Fetch-Site") != "" && r.Header.Get("Sec-Fetch-Site") != "same-origin" && r.Header.Get("Sec-Fetch-Site") != "none":
-		why = "the IDE does not serve other sites' pages"
-	default:
-		return false
-	}
-	http.Error(w, "refused: "+why+" (open http://127.0.0.1:"+port+"/graphql)", http.StatusForbidden)
+	http.Error(w, msg, status)
 	return true
 }

@@ -1,0 +1,72 @@
+// Package sameorigin refuses requests that a web page of another site
+// could have sent to the running system on the user's behalf. The system
+// binds loopback only, so the threat is a page in the user's browser:
+// under another host name (DNS rebinding), from another origin, or marked
+// cross-site by the browser. The admin API, /metrics, the dashboard and the
+// GraphQL IDE all use it.
+package sameorigin
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gophereats/resilience/fooddelivery"
+)
+
+// loopbackHosts are the names a request may give the system's host.
+var loopbackHosts = []string{"127.0.0.1", "localhost", "[::1]"}
+
+// Policy accepts the requests for one loopback port.
+type Policy struct {
+	port    string
+	hosts   []string // allowed Host values
+	origins []string // allowed Origin values
+}
+
+// For returns the policy of the system listening on port: a Host must be
+// 127.0.0.1, localhost or [::1] with that port (without it for port 80, as
+// browsers leave the default port out), and so must an Origin, with
+// http://.
+func For(port int) *Policy {
+	p := &Policy{port: strconv.Itoa(port)}
+	for _, h := range loopbackHosts {
+		p.hosts = append(p.hosts, h+":"+p.port)
+		p.origins = append(p.origins, "http://"+h+":"+p.port)
+	}
+	if port == 80 {
+		for _, h := range loopbackHosts {
+			p.hosts = append(p.hosts, h)
+			p.origins = append(p.origins, "http://"+h)
+		}
+	}
+	return p
+}
+
+// Check returns the refusal of r (403, a code and a message that says
+// why), or status 0 to let it through. Anything it does not recognise is
+// refused: codes "host_refused", "cross_origin" and "cross_site".
+func (p *Policy) Check(r *http.Request) (status int, code, msg string) {
+	if !slices.Contains(p.hosts, strings.ToLower(r.Host)) {
+		return http.StatusForbidden, "host_refused", fmt.Sprintf(
+			"Host %s is refused: the admin API and the pages beside it answer only requests for %s (the gateway's own port %s on loopback), "+
+				"so that a web page cannot reach them under another name", fooddelivery.Quote(r.Host), strings.Join(p.hosts[:3], ", "), p.port)
+	}
+	if origins, ok := r.Header["Origin"]; ok {
+		if len(origins) != 1 || !slices.Contains(p.origins, strings.ToLower(origins[0])) {
+			return http.StatusForbidden, "cross_origin", fmt.Sprintf(
+				"Origin %s is refused: these pages take requests only from themselves (%s) or from tools that send no Origin, such as curl",
+				fooddelivery.Quote(strings.Join(origins, ", ")), strings.Join(p.origins[:3], ", "))
+		}
+	}
+	if sites, ok := r.Header["Sec-Fetch-Site"]; ok {
+		if len(sites) != 1 || (sites[0] != "same-origin" && sites[0] != "none") {
+			return http.StatusForbidden, "cross_site", fmt.Sprintf(
+				"Sec-Fetch-Site %s is refused: the browser says another site sent this request; only same-origin requests are taken",
+				fooddelivery.Quote(strings.Join(sites, ", ")))
+		}
+	}
+	return 0, "", ""
+}
