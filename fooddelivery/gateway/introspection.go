@@ -144,7 +144,7 @@ func inputValueDirectives(v *inputValue) ast.DirectiveList { return v.directives
 // introspectionResolvers returns the resolvers of the introspection
 // fields, keyed "Type.field" like the others.
 func introspectionResolvers() map[string]resolver {
-	return map[string]resolver{
+	m := map[string]resolver{
 		"Query.__schema": func(context.Context, *request, any, map[string]any) (any, error) {
 			return schema, nil
 		},
@@ -271,14 +271,6 @@ func introspectionResolvers() map[string]resolver {
 			return keep(argumentValues(parent.(*ast.FieldDefinition).Arguments), args, inputValueDirectives), nil
 		},
 		"__Field.type": field(func(f *ast.FieldDefinition) any { return typeRef(f.Type) }),
-		"__Field.isDeprecated": field(func(f *ast.FieldDefinition) any {
-			dep, _ := deprecation(f.Directives)
-			return dep
-		}),
-		"__Field.deprecationReason": field(func(f *ast.FieldDefinition) any {
-			_, reason := deprecation(f.Directives)
-			return reason
-		}),
 
 		"__InputValue.name":        field(func(v *inputValue) any { return v.name }),
 		"__InputValue.description": field(func(v *inputValue) any { return nullable(v.description) }),
@@ -289,25 +281,9 @@ func introspectionResolvers() map[string]resolver {
 			}
 			return v.defaultValue.String() // GraphQL syntax, as the specification asks
 		}),
-		"__InputValue.isDeprecated": field(func(v *inputValue) any {
-			dep, _ := deprecation(v.directives)
-			return dep
-		}),
-		"__InputValue.deprecationReason": field(func(v *inputValue) any {
-			_, reason := deprecation(v.directives)
-			return reason
-		}),
 
 		"__EnumValue.name":        field(func(v *ast.EnumValueDefinition) any { return v.Name }),
 		"__EnumValue.description": field(func(v *ast.EnumValueDefinition) any { return nullable(v.Description) }),
-		"__EnumValue.isDeprecated": field(func(v *ast.EnumValueDefinition) any {
-			dep, _ := deprecation(v.Directives)
-			return dep
-		}),
-		"__EnumValue.deprecationReason": field(func(v *ast.EnumValueDefinition) any {
-			_, reason := deprecation(v.Directives)
-			return reason
-		}),
 
 		"__Directive.name":         field(func(d *ast.DirectiveDefinition) any { return d.Name }),
 		"__Directive.description":  field(func(d *ast.DirectiveDefinition) any { return nullable(d.Description) }),
@@ -323,6 +299,24 @@ func introspectionResolvers() map[string]resolver {
 			return keep(argumentValues(parent.(*ast.DirectiveDefinition).Arguments), args, inputValueDirectives), nil
 		},
 	}
+	deprecationResolvers(m, "__Field", func(f *ast.FieldDefinition) ast.DirectiveList { return f.Directives })
+	deprecationResolvers(m, "__InputValue", inputValueDirectives)
+	deprecationResolvers(m, "__EnumValue", func(v *ast.EnumValueDefinition) ast.DirectiveList { return v.Directives })
+	return m
+}
+
+// deprecationResolvers adds typ's isDeprecated and deprecationReason,
+// read from the @deprecated directive among the directives of a value of
+// type T.
+func deprecationResolvers[T any](m map[string]resolver, typ string, directives func(T) ast.DirectiveList) {
+	m[typ+".isDeprecated"] = field(func(v T) any {
+		dep, _ := deprecation(directives(v))
+		return dep
+	})
+	m[typ+".deprecationReason"] = field(func(v T) any {
+		_, reason := deprecation(directives(v))
+		return reason
+	})
 }
 
 // rootType is the __Type of a root operation type, or null when the schema
