@@ -87,24 +87,15 @@ import (
 
 func init() { learner = fmt.Sprintf("lab 01, budget %d", timeouts.Budget()) }
 `,
-	"solutions/01-timeouts/mutants/off-by-one/timeouts.go": `// Mutant: the budget is one second too long. Caught by step 1.
-package timeouts
-
-// Budget returns the order budget in seconds.
+	"solutions/01-timeouts/mutants/off-by-one.txtar": `The budget is one second too long.
+Caught by step 1.
+-- old timeouts.go --
+func Budget() int { return 2 }
+-- new timeouts.go --
 func Budget() int { return 3 }
-
-// Ratio returns the experiment's ratio.
-func Ratio() int { return 5 }
 `,
-	"solutions/01-timeouts/mutants/wrong-claim/timeouts.go": `// Mutant: the budget is zero. Caught by step 2.
-package timeouts
-
-// Budget returns the order budget in seconds.
-func Budget() int { return 0 }
-
-// Ratio returns the experiment's ratio.
-func Ratio() int { return 5 }
-`,
+	"solutions/01-timeouts/mutants/wrong-claim.txtar": "The budget is zero.\r\nCaught by step 2.\r\n" +
+		"-- old timeouts.go --\r\nfunc Budget() int { return 2 }\r\n-- new timeouts.go --\r\nfunc Budget() int { return 0 }\r\n",
 }
 
 func writeFixture(t *testing.T, root string) {

@@ -325,32 +325,3 @@ func missingSections(have []string) []string {
 	}
 	return missing
 }
-
-// mutantHeader matches the first line of a mutant file.
-var (
-	mutantPrefix = regexp.MustCompile(`^//\s*Mutant:\s*(.*)$`)
-	mutantStep   = regexp.MustCompile(`(?i)\bstep\s+([0-9]+)`)
-	mutantTail   = regexp.MustCompile(`(?i)[\s.,;:]*(?:caught\s+by)?\s*$`)
-)
-
-// parseMutantHeader reads "// Mutant: <what is wrong>. Caught by step N."
-// from a mutant file's first line and returns what is wrong and N.
-func parseMutantHeader(src string) (what string, step int, err error) {
-	first, _, _ := strings.Cut(src, "\n")
-	first = strings.TrimSpace(strings.TrimPrefix(first, "\ufeff"))
-	m := mutantPrefix.FindStringSubmatch(first)
-	if m == nil {
-		return "", 0, fmt.Errorf(`first line is not a "// Mutant: <what is wrong>. Caught by step N." comment`)
-	}
-	body := m[1]
-	s := mutantStep.FindStringSubmatchIndex(body)
-	if s == nil {
-		return "", 0, fmt.Errorf(`mutant header names no step ("Caught by step N.")`)
-	}
-	n, err := strconv.Atoi(body[s[2]:s[3]])
-	if err != nil || n == 0 {
-		return "", 0, fmt.Errorf("mutant header names step %q", body[s[2]:s[3]])
-	}
-	what = strings.TrimSpace(mutantTail.ReplaceAllString(body[:s[0]], ""))
-	return what, n, nil
-}

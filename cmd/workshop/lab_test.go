@@ -6,33 +6,6 @@ import (
 	"testing"
 )
 
-func TestParseMutantHeader(t *testing.T) {
-	cases := []struct {
-		name, src string
-		what      string
-		step      int
-		wantErr   bool
-	}{
-		{"the documented form", "// Mutant: the timeout stops at the headers. Caught by step 4.\npackage x\n", "the timeout stops at the headers", 4, false},
-		{"lower case and CRLF", "//Mutant: retries a 404 - caught by step 12\r\npackage x\r\n", "retries a 404 -", 12, false},
-		{"no step", "// Mutant: no timeout at all.\npackage x\n", "", 0, true},
-		{"not a mutant comment", "// Package x does things. Caught by step 1.\n", "", 0, true},
-		{"header not on the first line", "package x\n// Mutant: x. Caught by step 1.\n", "", 0, true},
-		{"step zero", "// Mutant: x. Caught by step 0.\n", "", 0, true},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			what, step, err := parseMutantHeader(c.src)
-			if (err != nil) != c.wantErr {
-				t.Fatalf("err = %v, want error: %v", err, c.wantErr)
-			}
-			if what != c.what || step != c.step {
-				t.Errorf("got (%q, %d), want (%q, %d)", what, step, c.what, c.step)
-			}
-		})
-	}
-}
-
 func TestParseManifest(t *testing.T) {
 	const id1 = "0123456789abcdef0123456789abcdef01234567"
 	const id2 = "89abcdef0123456789abcdef0123456789abcdef"

@@ -100,6 +100,9 @@ Commands:
               admin scenario payment-down, admin unfault all (admin alone lists the commands)
   verify      check the lab contract for every lab, then vet, gofmt and test the project
   verify NN   check the lab contract for lab NN only (while writing a lab)
+  mutant NN [name]
+              list lab NN's mutants, or show one as a diff against the reference and run the lab's
+              tests against it (for people writing labs)
   pin         rewrite labs/starters.txt from the current lab starter files (instructors)
 `
 
@@ -154,6 +157,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if len(rest) != 1 {
 			return errUsage
 		}
+	case "mutant":
+		if len(rest) < 1 || len(rest) > 2 {
+			return errUsage
+		}
 	case "live":
 	case "admin": // talks to a running system; needs no repository
 		return admin(ctx, rest, stdout)
@@ -175,6 +182,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return ws.check(ctx, rest[0])
 	case "live":
 		return ws.live(ctx, rest)
+	case "mutant":
+		return ws.mutantCmd(ctx, rest)
 	case "verify":
 		only := ""
 		if len(rest) == 1 {

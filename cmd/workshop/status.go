@@ -275,6 +275,32 @@ func (ws *workspace) check(ctx context.Context, arg string) error {
 		return errFailed
 	}
 	fmt.Fprintf(w, "Lab %s %s: %d of %d steps passed\n\n", l.Num(), l.Title(), o.passed(), len(o.steps))
+	printSteps(w, info, o)
+	fmt.Fprintln(w)
+	if o.done() && o.pkg != nil && o.pkg.Action == "pass" {
+		fmt.Fprintf(w, "Lab %s passes. Well done! Run go run ./cmd/workshop to see what is next.\n", l.Num())
+		return nil
+	}
+	for _, s := range o.steps {
+		if s.State != stepPassed {
+			fmt.Fprintf(w, "Next: %s -> read %s, run go test %s\n", info.stepTitle(s.N), info.stepLink(s.N), l.Pattern())
+			break
+		}
+	}
+	return errFailed
+}
+
+func anyFailed(steps []stepResult) bool {
+	for _, s := range steps {
+		if s.State == stepFailing {
+			return true
+		}
+	}
+	return false
+}
+
+// printSteps prints each step's state and the first failing test's story.
+func printSteps(w io.Writer, info labInfo, o labOutcome) {
 	for _, s := range o.steps {
 		fmt.Fprintf(w, "%-8s %s\n", s.State, info.stepTitle(s.N))
 		switch s.State {
@@ -303,25 +329,4 @@ func (ws *workspace) check(ctx context.Context, arg string) error {
 			fmt.Fprintf(w, "    %s\n", line)
 		}
 	}
-	fmt.Fprintln(w)
-	if o.done() && o.pkg != nil && o.pkg.Action == "pass" {
-		fmt.Fprintf(w, "Lab %s passes. Well done! Run go run ./cmd/workshop to see what is next.\n", l.Num())
-		return nil
-	}
-	for _, s := range o.steps {
-		if s.State != stepPassed {
-			fmt.Fprintf(w, "Next: %s -> read %s, run go test %s\n", info.stepTitle(s.N), info.stepLink(s.N), l.Pattern())
-			break
-		}
-	}
-	return errFailed
-}
-
-func anyFailed(steps []stepResult) bool {
-	for _, s := range steps {
-		if s.State == stepFailing {
-			return true
-		}
-	}
-	return false
 }

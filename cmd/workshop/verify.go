@@ -509,98 +509,84 @@ func (ws *workspace) verifySolution(ctx context.Context, r *report, l lab, info 
 	r.ok(what)
 }
 
-// verifyMutants overlays each mutant (on top of the solution) and requires
-// its named step to fail.
+// verifyMutants applies each mutant to the solution, overlays the result
+// on the lab and requires the mutant's step to fail.
 func (ws *workspace) verifyMutants(ctx context.Context, r *report, l lab, info labInfo, editable []string, solFiles map[string]string, tmp string) {
-	mutDir := path.Join("solutions", l.Name, "mutants")
-	entries, err := os.ReadDir(ws.abs(mutDir))
-	var dirs []string
-	for _, e := range entries {
-		if e.IsDir() {
-			dirs = append(dirs, e.Name())
-		}
+	dir, mutants, problems := ws.labMutants(l)
+	if len(problems) > 0 {
+		r.fail(l.Name+" clause 5: mutants", "malformed mutants", problems)
 	}
-	if err != nil || len(dirs) == 0 {
-		r.fail(l.Name+" clause 5: mutants", "no mutants in "+mutDir, []string{"every pitfall of the lab needs a mutant: " + mutDir + "/<pitfall>/<file>.go"})
+	if len(mutants) == 0 {
+		if len(problems) == 0 {
+			r.fail(l.Name+" clause 5: mutants", "no mutants in "+dir, []string{"every pitfall of the lab needs a mutant: " + dir + "/<pitfall>" + mutantExt})
+		}
 		return
 	}
-	editableBase := map[string]string{}
-	for _, f := range editable {
-		editableBase[path.Base(f)] = f
+	refs, err := readReferences(solFiles)
+	if err != nil {
+		r.fail(l.Name+" clause 5: mutants", err.Error(), nil)
+		return
 	}
-	for _, d := range dirs {
+	for _, m := range mutants {
 		if ctx.Err() != nil {
 			return
 		}
-		what := fmt.Sprintf("%s clause 5: mutant %s", l.Name, d)
-		replace := ws.solutionOverlay(editable, solFiles)
-		step := 0
-		var problems []string
-		files, _ := os.ReadDir(ws.abs(path.Join(mutDir, d)))
-		for _, f := range files {
-			if f.IsDir() || !strings.HasSuffix(f.Name(), ".go") {
-				continue
-			}
-			rel := path.Join(mutDir, d, f.Name())
-			target, ok := editableBase[f.Name()]
-			if !ok {
-				problems = append(problems, fmt.Sprintf("%s replaces no editable file of the lab", rel))
-				continue
-			}
-			data, err := os.ReadFile(ws.abs(rel))
-			if err != nil {
-				problems = append(problems, err.Error())
-				continue
-			}
-			_, n, err := parseMutantHeader(string(data))
-			switch {
-			case err != nil:
-				problems = append(problems, rel+": "+err.Error())
-			case step != 0 && n != step:
-				problems = append(problems, fmt.Sprintf("%s names step %d, another file of this mutant names step %d", rel, n, step))
-			default:
-				step = n
-			}
-			replace[ws.abs(target)] = ws.abs(rel)
-		}
-		if step == 0 && len(problems) == 0 {
-			problems = append(problems, "the mutant has no .go file")
-		}
-		if len(problems) > 0 {
-			r.fail(what, "malformed mutant", problems)
-			continue
-		}
-		what = fmt.Sprintf("%s is caught by step %d", what, step)
-		overlay, err := writeOverlay(tmp, "mutant-"+d+".json", replace)
-		if err != nil {
-			r.fail(what, err.Error(), nil)
-			continue
-		}
-		run, res := ws.goTest(ctx, labTestTimeout, append(overlayArgs(overlay), "-count=1", l.Pattern())...)
-		o := ws.outcome(info, run, res)
-		if o.compileErrs != nil {
-			r.fail(what, "the mutant does not compile", o.compileErrs)
-			continue
-		}
-		var failing []string
-		caught := false
-		for _, s := range o.steps {
-			if s.State == stepFailing || s.State == stepNotRun {
-				failing = append(failing, fmt.Sprint(s.N))
-			}
-			if s.N == step && len(s.Failed) > 0 {
-				caught = true
-			}
-		}
+		what := fmt.Sprintf("%s clause 5: mutant %s is caught by step %d", l.Name, m.Name, m.Step)
+		o, problems := ws.runMutant(ctx, l, info, editable, solFiles, refs, m, tmp, "-count=1")
 		switch {
-		case caught:
-			r.ok(what)
-		case len(failing) == 0:
-			r.fail(what, "every test passes against the mutant", []string{fmt.Sprintf("step %d needs an assertion this mutant fails", step)})
+		case problems != nil:
+			r.fail(what, "the mutant does not apply to the reference", problems)
+		case o.compileErrs != nil:
+			r.fail(what, "the mutant does not compile", o.compileErrs)
 		default:
-			r.fail(what, fmt.Sprintf("step %d passes against the mutant (failing instead: step %s)", step, strings.Join(failing, ", ")), nil)
+			if why, detail := mutantVerdict(o, m); why != "" {
+				r.fail(what, why, detail)
+			} else {
+				r.ok(what)
+			}
 		}
 	}
+}
+
+// runMutant applies m to the references, overlays the solution and the
+// edited files on the lab, and runs the lab's tests with the extra flags.
+// It returns the problems when the mutant does not apply.
+func (ws *workspace) runMutant(ctx context.Context, l lab, info labInfo, editable []string, solFiles map[string]string, refs map[string][]byte, m mutant, tmp string, flags ...string) (labOutcome, []string) {
+	rel := path.Join("solutions", l.Name, "mutants", m.Name+mutantExt)
+	written, problems := writeMutant(filepath.Join(tmp, "mutants", m.Name), rel, m, refs)
+	if problems != nil {
+		return labOutcome{}, problems
+	}
+	replace := ws.solutionOverlay(editable, solFiles)
+	for _, f := range editable {
+		if p, ok := written[path.Base(f)]; ok {
+			replace[ws.abs(f)] = p
+		}
+	}
+	overlay, err := writeOverlay(tmp, "mutant-"+m.Name+".json", replace)
+	if err != nil {
+		return labOutcome{}, []string{err.Error()}
+	}
+	run, res := ws.goTest(ctx, labTestTimeout, append(append(overlayArgs(overlay), flags...), l.Pattern())...)
+	return ws.outcome(info, run, res), nil
+}
+
+// mutantVerdict says why a mutant's run does not show it caught by its
+// step ("" when it is caught).
+func mutantVerdict(o labOutcome, m mutant) (string, []string) {
+	var failing []string
+	for _, s := range o.steps {
+		if s.N == m.Step && len(s.Failed) > 0 {
+			return "", nil
+		}
+		if s.State == stepFailing || s.State == stepNotRun {
+			failing = append(failing, fmt.Sprint(s.N))
+		}
+	}
+	if len(failing) == 0 {
+		return "every test passes against the mutant", []string{fmt.Sprintf("step %d needs an assertion this mutant fails", m.Step)}
+	}
+	return fmt.Sprintf("step %d passes against the mutant (failing instead: step %s)", m.Step, strings.Join(failing, ", ")), nil
 }
 
 // importProblems lists imports of other labs or of solutions (clause 10).

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+const mutantRef = "package x\n\nfunc A() int { return 1 }\n\nfunc B() int {\n\treturn 2\n}\n\nfunc C() int {\n\treturn 2\n}\n"
+
+func TestParseMutant(t *testing.T) {
+	good := "The budget is one second\ntoo long.\nCaught by step 4.\n" +
+		"-- old x.go --\nfunc A() int { return 1 }\n-- new x.go --\nfunc A() int { return 2 }\n" +
+		"-- old x.go --\nfunc B() int {\n\treturn 2\n}\n-- new x.go --\n"
+	m, err := parseMutant("off-by-one", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Pitfall != "The budget is one second too long." || m.Step != 4 || len(m.Edits) != 2 {
+		t.Fatalf("got %+v", m)
+	}
+	if m.Edits[1].New != "" || m.Edits[1].Line != 8 {
+		t.Errorf("second edit: got %+v, want an empty new snippet and line 8", m.Edits[1])
+	}
+	// CRLF reads the same as LF.
+	crlf, err := parseMutant("off-by-one", []byte(strings.ReplaceAll(good, "\n", "\r\n")))
+	if err != nil || crlf.Pitfall != m.Pitfall || crlf.Edits[0] != m.Edits[0] {
+		t.Errorf("CRLF: got %+v, %v", crlf, err)
+	}
+
+	bad := map[string]string{
+		"no step":          "Wrong.\n-- old x.go --\na\n-- new x.go --\nb\n",
+		"no pitfall":       "Caught by step 1.\n-- old x.go --\na\n-- new x.go --\nb\n",
+		"step zero":        "Wrong.\nCaught by step 0.\n-- old x.go --\na\n-- new x.go --\nb\n",
+		"no edits":         "Wrong.\nCaught by step 1.\n",
+		"new without old":  "Wrong.\nCaught by step 1.\n-- new x.go --\nb\n",
+		"old without new":  "Wrong.\nCaught by step 1.\n-- old x.go --\na\n",
+		"files differ":     "Wrong.\nCaught by step 1.\n-- old x.go --\na\n-- new y.go --\nb\n",
+		"empty old":        "Wrong.\nCaught by step 1.\n-- old x.go --\n\n-- new x.go --\nb\n",
+		"no change":        "Wrong.\nCaught by step 1.\n-- old x.go --\na\n-- new x.go --\na\n",
+		"mistyped marker":  "Wrong.\nCaught by step 1.\n-- old x.go\na\n-- new x.go --\nb\n",
+		"unknown section":  "Wrong.\nCaught by step 1.\n-- mid x.go --\na\n",
+		"step not at last": "Caught by step 1.\nWrong.\n-- old x.go --\na\n-- new x.go --\nb\n",
+	}
+	for name, src := range bad {
+		if _, err := parseMutant("m", []byte(src)); err == nil {
+			t.Errorf("%s: parsed without error", name)
+		}
+	}
+}
+
+func TestMutantApply(t *testing.T) {
+	refs := map[string][]byte{"x.go": []byte(strings.ReplaceAll(mutantRef, "\n", "\r\n"))}
+	apply := func(src string) (string, []string) {
+		t.Helper()
+		m, err := parseMutant("m", []byte("Wrong.\nCaught by step 1.\n"+src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, problems := m.apply("solutions/01-x/mutants/m.txtar", refs)
+		return string(out["x.go"]), problems
+	}
+
+	got, problems := apply("-- old x.go --\nfunc B() int {\n\treturn 2\n-- new x.go --\nfunc B() int {\n\treturn 3\n" +
+		"-- old x.go --\nfunc A() int { return 1 }\n-- new x.go --\n")
+	want := "package x\n\n\nfunc B() int {\n\treturn 3\n}\n\nfunc C() int {\n\treturn 2\n}\n"
+	if problems != nil || got != want {
+		t.Errorf("got %q, %v; want %q", got, problems, want)
+	}
+
+	for name, c := range map[string]struct{ src, want string }{
+		"twice":       {"-- old x.go --\n\treturn 2\n-- new x.go --\n\treturn 3\n", "m.txtar:3: the old snippet (\"return 2\"...) occurs 2 times in the reference x.go"},
+		"missing":     {"-- old x.go --\nfunc D() {}\n-- new x.go --\n", "occurs 0 times"},
+		"mid-line":    {"-- old x.go --\nint { return 1 }\n-- new x.go --\n", "occurs 0 times"},
+		"overlap":     {"-- old x.go --\nfunc B() int {\n\treturn 2\n-- new x.go --\n-- old x.go --\n\treturn 2\n}\n\nfunc C() int {\n-- new x.go --\n", "overlaps"},
+		"other file":  {"-- old y.go --\na\n-- new y.go --\nb\n", "edits y.go, which is not one of the lab's editable files"},
+		"after a fix": {"-- old x.go --\nfunc A() int { return 9 }\n-- new x.go --\n", "update the mutant to the reference"},
+	} {
+		_, problems := apply(c.src)
+		if len(problems) != 1 || !strings.Contains(problems[0], c.want) {
+			t.Errorf("%s: got %q, want one problem containing %q", name, problems, c.want)
+		}
+	}
+}

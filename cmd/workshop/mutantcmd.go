@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+)
+
+// mutantCmd is "mutant NN [name]", for people writing labs: without a name
+// it lists the lab's mutants; with one it prints the mutant as a unified
+// diff against the reference and runs the lab's tests against it.
+func (ws *workspace) mutantCmd(ctx context.Context, args []string) error {
+	labs, err := ws.listLabs()
+	if err != nil {
+		return err
+	}
+	l, ok := findLab(labs, args[0])
+	if !ok || !l.Present {
+		fmt.Fprintf(ws.stderr, "no lab %q\n", args[0])
+		return errUsage
+	}
+	dir, mutants, problems := ws.labMutants(l)
+	for _, p := range problems {
+		fmt.Fprintf(ws.stderr, "%s\n", p)
+	}
+	w := ws.stdout
+	if len(args) == 1 {
+		fmt.Fprintf(w, "%d mutants in %s:\n", len(mutants), dir)
+		for _, m := range mutants {
+			fmt.Fprintf(w, "  step %d  %-32s %s\n", m.Step, m.Name, m.Pitfall)
+		}
+		fmt.Fprintf(w, "\nShow one and run the lab's tests against it: go run ./cmd/workshop mutant %s NAME\n", l.Num())
+		if len(problems) > 0 {
+			return errFailed
+		}
+		return nil
+	}
+	name := strings.TrimSuffix(args[1], mutantExt)
+	var m *mutant
+	for i := range mutants {
+		if mutants[i].Name == name {
+			m = &mutants[i]
+		}
+	}
+	if m == nil {
+		fmt.Fprintf(ws.stderr, "no mutant %q in %s; go run ./cmd/workshop mutant %s lists them\n", name, dir, l.Num())
+		return errUsage
+	}
+	info, err := ws.labInfo(l)
+	if err != nil {
+		return err
+	}
+	editable, _, err := ws.labFiles(l.Dir())
+	if err != nil {
+		return err
+	}
+	solFiles, layout := ws.solutionLayout("solutions/"+l.Name, editable)
+	if solFiles == nil {
+		return fmt.Errorf("%s", strings.Join(layout, "; "))
+	}
+	refs, err := readReferences(solFiles)
+	if err != nil {
+		return err
+	}
+	rel := path.Join(dir, m.Name+mutantExt)
+	edited, problems := m.apply(rel, refs)
+	if len(problems) > 0 {
+		for _, p := range problems {
+			fmt.Fprintln(w, p)
+		}
+		return errFailed
+	}
+	fmt.Fprintf(w, "Mutant %s of lab %s: %s\nIt must be caught by step %d: %s.\n\n", m.Name, l.Num(), m.Pitfall, m.Step, info.stepTitle(m.Step))
+	for _, file := range m.Files() {
+		ref := "solutions/" + l.Name + "/" + file
+		diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+			A:        difflib.SplitLines(normalizeEOL(string(refs[file]))),
+			B:        difflib.SplitLines(string(edited[file])),
+			FromFile: ref,
+			ToFile:   ref + " (mutant " + m.Name + ")",
+			Context:  3,
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(w, diff)
+	}
+	tmp, err := os.MkdirTemp("", "workshop-mutant-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	fmt.Fprintf(w, "Running go test -count=1 %s against the mutant ...\n\n", l.Pattern())
+	o, _ := ws.runMutant(ctx, l, info, editable, solFiles, refs, *m, tmp, "-count=1")
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if o.compileErrs != nil {
+		fmt.Fprintln(w, "The mutant does not compile:")
+		for _, line := range firstLines(o.compileErrs, 20) {
+			fmt.Fprintf(w, "    %s\n", line)
+		}
+		return errFailed
+	}
+	printSteps(w, info, o)
+	fmt.Fprintln(w)
+	if why, detail := mutantVerdict(o, *m); why != "" {
+		fmt.Fprintf(w, "NOT CAUGHT: %s\n", why)
+		for _, line := range detail {
+			fmt.Fprintf(w, "    %s\n", line)
+		}
+		return errFailed
+	}
+	fmt.Fprintf(w, "Caught by step %d, as the mutant says.\n", m.Step)
+	return nil
+}
