@@ -260,16 +260,16 @@ func TestVerifyFixtureLab(t *testing.T) {
 		text := out.String()
 		t.Logf("verify output:\n%s", text)
 		for _, want := range []string{
-			"ok   01-timeouts starter manifest: 1 file(s) pinned, 1 edited in the working copy",
-			"ok   01-timeouts clause 1: the starter compiles and passes go vet",
-			"ok   01-timeouts clause 2: every step fails on the starter",
-			"ok   01-timeouts clause 3: every starter failure names its step",
-			"ok   01-timeouts clause 4: the solution passes every test (-count=3)",
-			"ok   01-timeouts clause 5: mutant off-by-one is caught by step 1",
-			"FAIL 01-timeouts clause 5: mutant wrong-claim is caught by step 2: step 2 passes against the mutant (failing instead: step 1)",
-			"ok   01-timeouts clause 10: imports no other lab and no solution",
-			"ok   01-timeouts README.md has the sections in order",
-			"ok   the running system builds with the pristine starters' learner code (go build -tags learner01 ./cmd/fooddelivery)",
+			"ok   01-timeouts clause 1: the starter is pinned in labs/starters.txt: 1 file(s), 1 edited in the working copy",
+			"ok   01-timeouts clause 2: the starter compiles and passes go vet",
+			"ok   01-timeouts clause 3: every step fails on the starter",
+			"ok   01-timeouts clause 4: every starter failure names its step",
+			"ok   01-timeouts clause 5: the solution passes every test (-count=3)",
+			"ok   01-timeouts clause 6: mutant off-by-one is caught by step 1",
+			"FAIL 01-timeouts clause 6: mutant wrong-claim is caught by step 2: step 2 passes against the mutant (failing instead: step 1)",
+			"ok   01-timeouts clause 8: imports no other lab and no solution",
+			"ok   01-timeouts clause 9: README.md has the sections in order",
+			"ok   clause 10: the running system builds with the pristine starters' learner code (go build -tags learner01 ./cmd/fooddelivery)",
 		} {
 			if !strings.Contains(text, want) {
 				t.Errorf("verify output lacks %q", want)

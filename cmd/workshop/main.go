@@ -1,7 +1,8 @@
 // Command workshop is the learner's and instructor's tool for the resilience
 // workshop: it shows progress, checks one lab, runs the whole system with a
-// learner's code, verifies the lab contract (the conventions below) and
-// pins the starter files.
+// learner's code, verifies the lab contract (CONTRIBUTING.md at the
+// repository's root, whose clause numbers verify cites) and pins the
+// starter files.
 //
 // Usage, from anywhere inside the repository:
 //
@@ -10,6 +11,7 @@
 //	go run ./cmd/workshop live 05       run the whole system with your labs/05-breaker code at its integration point
 //	go run ./cmd/workshop admin load 20 send a change to the running system's admin API
 //	go run ./cmd/workshop verify        the instructor's and CI's check of every lab and the project
+//	go run ./cmd/workshop mutant 05     list lab 05's mutants; "mutant 05 NAME" shows one and tests it
 //	go run ./cmd/workshop pin           rewrite labs/starters.txt from the current lab files
 //
 // A leading "-C dir" runs the tool on the repository at dir instead of the one
@@ -20,6 +22,9 @@
 // that does not compile can never break it.
 //
 // # Repository conventions the tool relies on
+//
+// CONTRIBUTING.md states them as numbered clauses for people writing labs;
+// what follows is what the tool reads.
 //
 // Labs. A lab is a directory labs/NN-name/ (NN two digits). The nine known labs
 // are listed in knownLabs; a known lab without a directory is shown as
@@ -40,17 +45,11 @@
 // thing to do, with a link to the heading's GitHub anchor (README.md#step-2-title).
 //
 // Solutions. solutions/NN-name/ holds files with exactly the lab's editable
-// file names, no _test.go file anywhere below it, and NOTES.md. Each directory
-// solutions/NN-name/mutants/<pitfall>/ holds replacements for one or more of
-// the lab's editable files (same base names); verify overlays the solution
-// files and then the mutant's files on the lab and runs the lab's tests.
-// The first line of every mutant file is a header comment
-//
-//	// Mutant: <what is wrong>. Caught by step N.
-//
-// of which the tool requires the "// Mutant:" prefix and reads the number
-// after the first "step" (case-insensitive); all files of one mutant must name
-// the same step.
+// file names, no _test.go file anywhere below it, and NOTES.md. Each file
+// solutions/NN-name/mutants/<pitfall>.txtar is one mutant: old -> new
+// snippets of the reference's files (the format is documented on type
+// mutant and in CONTRIBUTING.md, clause 6); verify applies them to the
+// reference, overlays the result on the lab and runs the lab's tests.
 //
 // Running system. cmd/fooddelivery builds lab NN's code in only with the
 // build tag learnerNN (its file learnerNN.go); live builds it with the tags
