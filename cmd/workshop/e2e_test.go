@@ -231,6 +231,45 @@ func TestVerifyFixtureLab(t *testing.T) {
 		}
 	})
 
+	t.Run("mutant lists the mutants, shows one as a diff and tests it", func(t *testing.T) {
+		out.Reset()
+		if err := run(ctx, []string{"workshop", "-C", root, "mutant", "01"}, &out, &out); err != nil {
+			t.Fatalf("mutant 01: %v\n%s", err, out.String())
+		}
+		for _, want := range []string{"2 mutants in solutions/01-timeouts/mutants:", "step 1  off-by-one", "The budget is one second too long."} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("mutant 01 output lacks %q:\n%s", want, out.String())
+			}
+		}
+
+		out.Reset()
+		if err := run(ctx, []string{"workshop", "-C", root, "mutant", "01", "off-by-one"}, &out, &out); err != nil {
+			t.Fatalf("mutant 01 off-by-one: %v\n%s", err, out.String())
+		}
+		for _, want := range []string{
+			"--- solutions/01-timeouts/timeouts.go\n",
+			"-func Budget() int { return 2 }\n+func Budget() int { return 3 }\n",
+			"failing  step 1: Give up within the budget",
+			"Caught by step 1, as the mutant says.",
+		} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("mutant 01 off-by-one output lacks %q:\n%s", want, out.String())
+			}
+		}
+
+		out.Reset()
+		err := run(ctx, []string{"workshop", "-C", root, "mutant", "01", "wrong-claim"}, &out, &out)
+		if !errors.Is(err, errFailed) || !strings.Contains(out.String(), "NOT CAUGHT: step 2 passes against the mutant (failing instead: step 1)") {
+			t.Errorf("mutant 01 wrong-claim: got %v, want errFailed and NOT CAUGHT:\n%s", err, out.String())
+		}
+
+		out.Reset()
+		err = run(ctx, []string{"workshop", "-C", root, "mutant", "01", "off-by-two"}, &out, &out)
+		if !errors.Is(err, errUsage) || !strings.Contains(out.String(), `no mutant "off-by-two"`) {
+			t.Errorf("mutant 01 off-by-two: got %v, want errUsage naming the mutant:\n%s", err, out.String())
+		}
+	})
+
 	t.Run("verify runs the lab contract", func(t *testing.T) {
 		out.Reset()
 		ws, err := openWorkspace(root, &out, &out)
