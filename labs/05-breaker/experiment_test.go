@@ -131,18 +131,18 @@ func runOutage(t *testing.T, s *breaker.Settings, rec *transitions) outageResult
 	for phase := 0; time.Since(began) < expBefore+expOutage+after && !done(); time.Sleep(expEvery) {
 		now := time.Now()
 		if phase == 0 && !now.Before(outageStart) {
-			phase, atStart = 1, charges(sys)
+			phase, atStart = 1, labtest.Charges(sys)
 			if err := sys.Faults.Set("payment", "POST /charges", faults.Fault{Hang: 5 * time.Minute}); err != nil {
 				t.Fatalf("step 8: setting up the outage: %v", err)
 			}
 		}
 		if phase == 1 && !now.Before(outageEnd) {
-			phase, atEnd = 2, charges(sys)
+			phase, atEnd = 2, labtest.Charges(sys)
 			sys.Faults.Clear("payment", "POST /charges")
 		}
 		inOutage, afterOutage := phase == 1, phase == 2
 		wg.Go(func() {
-			err, took := place(sys)
+			took, err := place(sys)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
