@@ -2,12 +2,9 @@ package hedging_test
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,131 +19,6 @@ import (
 	hedging "github.com/gophereats/resilience/labs/09-hedging"
 )
 
-const (
-	stall      = time.Second           // a stalled replica answers after this
-	hedgeAfter = 50 * time.Millisecond // the fixed hedge delay of steps 1, 3, 4 and 5
-	slack      = 10 * time.Millisecond // what the tests forgive on top of a delay (fake time is exact)
-	menuRoute  = "GET /restaurants/{id}/menu"
-	leak       = "the losing hedge request was never cancelled, or its response body never closed"
-)
-
-var replicas = []string{"menu-1", "menu-2", "menu-3"}
-
-// spy sits between the learner's Hedger and the network: it records every
-// attempt (host, method, context) and whether each response body it hands
-// out gets closed.
-type spy struct {
-	base http.RoundTripper
-	mu   sync.Mutex
-	sent []*sent
-}
-
-type sent struct {
-	host, method string
-	ctx          context.Context
-	body         *spyBody // nil until a response arrives
-}
-
-type spyBody struct {
-	io.ReadCloser
-	closed atomic.Bool
-}
-
-func (b *spyBody) Close() error {
-	b.closed.Store(true)
-	return b.ReadCloser.Close()
-}
-
-func (s *spy) RoundTrip(r *http.Request) (*http.Response, error) {
-	a := &sent{host: r.URL.Host, method: r.Method, ctx: r.Context()}
-	s.mu.Lock()
-	s.sent = append(s.sent, a)
-	s.mu.Unlock()
-	resp, err := s.base.RoundTrip(r)
-	if err == nil {
-		b := &spyBody{ReadCloser: resp.Body}
-		s.mu.Lock()
-		a.body = b
-		s.mu.Unlock()
-		resp.Body = b
-	}
-	return resp, err
-}
-
-func (s *spy) attempts() []*sent {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*sent(nil), s.sent...)
-}
-
-// openBodies counts the response bodies handed out and not closed yet.
-func (s *spy) openBodies() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	open := 0
-	for _, a := range s.sent {
-		if a.body != nil && !a.body.closed.Load() {
-			open++
-		}
-	}
-	return open
-}
-
-// hosts lists where the attempts went, for messages: "menu-1, menu-2".
-func (s *spy) hosts() string { return hostsOf(s.attempts()) }
-
-func hostsOf(sent []*sent) string {
-	var hs []string
-	for _, a := range sent {
-		hs = append(hs, a.host)
-	}
-	if len(hs) == 0 {
-		return "none"
-	}
-	return strings.Join(hs, ", ")
-}
-
-// count counts the attempts made with method.
-func (s *spy) count(method string) int {
-	n := 0
-	for _, a := range s.attempts() {
-		if a.method == method {
-			n++
-		}
-	}
-	return n
-}
-
-// hedged wires h (the learner's Hedger, with Delay, Latencies and Budget
-// set by the test) over the system's network through a spy, and returns
-// the spy and an http.Client using h.
-func hedged(t *testing.T, sys *system.System, h *hedging.Hedger) (*spy, *http.Client) {
-	transport := (&memnet.Dialer{Network: sys.Network}).Transport()
-	t.Cleanup(transport.CloseIdleConnections)
-	s := &spy{base: transport}
-	h.Base = s
-	if h.Replicas == nil {
-		h.Replicas = replicas
-	}
-	return s, &http.Client{Transport: h}
-}
-
-// menuAt returns a menu client whose calls all go first to replica.
-func menuAt(hc *http.Client, replica string) *menu.Client {
-	return menu.NewClient(hc, memnet.ServiceURL(replica))
-}
-
-// received counts the requests route received on every replica.
-func received(sys *system.System, route string) (total int64, by string) {
-	var parts []string
-	for _, r := range replicas {
-		n := sys.Metrics.Route(r, route).Received.Load()
-		total += n
-		parts = append(parts, fmt.Sprintf("%s %d", r, n))
-	}
-	return total, strings.Join(parts, ", ")
-}
-
 func TestStep1StalledReplicaIsHedged(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 1, Leak: leak}, func(t *testing.T) {
 		sys := labtest.StartSystem(t, system.Config{})
@@ -156,24 +28,24 @@ func TestStep1StalledReplicaIsHedged(t *testing.T) {
 			next := replicas[(i+1)%len(replicas)]
 			sys.Faults.ClearAll()
 			require.NoError(t, sys.Faults.Set(stalled, "", faults.Fault{Latency: stall}), "step 1: setting up the stall")
-			before := len(s.attempts())
+			before := len(s.Attempts())
 
 			began := time.Now()
 			m, err := menuAt(hc, stalled).Menu(context.Background(), system.SampleRestaurant)
 			took := time.Since(began)
-			sent := s.attempts()[before:]
+			sent := s.Attempts()[before:]
 
-			require.NoError(t, err, "step 1: reading a menu through the Hedger failed (attempts went to %s)", hostsOf(sent))
+			require.NoError(t, err, "step 1: reading a menu through the Hedger failed (attempts went to %s)", labtest.Hosts(sent))
 			require.NotEmpty(t, m.Dishes, "step 1: the menu came back without dishes")
 			if took > hedgeAfter+slack {
 				t.Fatalf("step 1: %s was stalled for %v; reading a menu from it took %v, with requests sent to: %s.\n"+
 					"After %v without an answer, send a copy of the read to another replica (the next one in Replicas: "+
-					"a stalled replica stalls the copy too) and return the first answer.", stalled, stall, took, hostsOf(sent), hedgeAfter)
+					"a stalled replica stalls the copy too) and return the first answer.", stalled, stall, took, labtest.Hosts(sent), hedgeAfter)
 			}
-			if len(sent) != 2 || sent[1].host != next {
+			if len(sent) != 2 || sent[1].Host != next {
 				t.Fatalf("step 1: %s was stalled; a read sent to it went to: %s, want %s, %s. The copy goes to the replica "+
 					"after the request's own in Replicas, wrapping around (menu-3's to menu-1), so that the copies of every "+
-					"replica's slow reads spread over the others instead of piling onto one.", stalled, hostsOf(sent), stalled, next)
+					"replica's slow reads spread over the others instead of piling onto one.", stalled, labtest.Hosts(sent), stalled, next)
 			}
 		}
 	})
@@ -222,10 +94,10 @@ func TestStep1FailedAttemptIsNotAnAnswer(t *testing.T) {
 				if c.ok {
 					want = "succeed"
 				}
-				if (err == nil) != c.ok || len(s.attempts()) != c.attempts || took > c.within {
+				if (err == nil) != c.ok || len(s.Attempts()) != c.attempts || took > c.within {
 					t.Fatalf("step 1: %s (%s, with a %v hedge delay): the read %s after %v, requests sent to: %s; "+
 						"it should %s within %v, with %d request(s). %s", c.name, c.setup, hedgeAfter, got, took,
-						s.hosts(), want, c.within, c.attempts, c.why)
+						s.Hosts(), want, c.within, c.attempts, c.why)
 				}
 			})
 		})
@@ -239,19 +111,19 @@ func TestStep1LoserIsCancelled(t *testing.T) {
 		s, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter})
 
 		_, err := menuAt(hc, "menu-1").Menu(context.Background(), system.SampleRestaurant)
-		require.NoError(t, err, "step 1: reading a menu through the Hedger failed (attempts went to %s)", s.hosts())
-		sent := s.attempts()
+		require.NoError(t, err, "step 1: reading a menu through the Hedger failed (attempts went to %s)", s.Hosts())
+		sent := s.Attempts()
 		if len(sent) < 2 {
 			t.Fatalf("step 1: menu-1 was stalled for %v and the read sent %d request(s) (%s): no hedge, so there was "+
-				"no loser to cancel. Send a copy to the next replica after %v.", stall, len(sent), s.hosts(), hedgeAfter)
+				"no loser to cancel. Send a copy to the next replica after %v.", stall, len(sent), s.Hosts(), hedgeAfter)
 		}
 		time.Sleep(slack) // let the cancellation reach menu-1
 		stats := sys.Metrics.Route("menu-1", menuRoute)
-		if sent[0].ctx.Err() == nil || stats.InFlight.Load() != 0 {
+		if sent[0].Ctx.Err() == nil || stats.InFlight.Load() != 0 {
 			t.Fatalf("step 1: the hedge answered, but %v later the losing request to menu-1 was still going "+
 				"(its context cancelled: %v; requests in flight on menu-1: %d). It would have held a goroutine, a "+
 				"connection and a slot on a struggling replica for the rest of its %v stall. Cancel the loser as soon "+
-				"as the winner answers.", slack, sent[0].ctx.Err() != nil, stats.InFlight.Load(), stall)
+				"as the winner answers.", slack, sent[0].Ctx.Err() != nil, stats.InFlight.Load(), stall)
 		}
 		if stats.Cancelled.Load() != 1 {
 			t.Fatalf("step 1: menu-1 saw %d cancelled requests, want 1: the losing request must be cancelled", stats.Cancelled.Load())
@@ -270,15 +142,15 @@ func TestStep1LosingResponseIsClosed(t *testing.T) {
 
 		for range 5 {
 			_, err := menuAt(hc, "menu-1").Menu(context.Background(), system.SampleRestaurant)
-			require.NoError(t, err, "step 1: reading a menu through the Hedger failed (attempts went to %s)", s.hosts())
+			require.NoError(t, err, "step 1: reading a menu through the Hedger failed (attempts went to %s)", s.Hosts())
 		}
-		sent := s.attempts()
+		sent := s.Attempts()
 		if len(sent) < 10 {
 			t.Fatalf("step 1: menu-1 answered after %v, past the %v hedge delay, yet 5 reads sent only %d requests (%s): "+
-				"each read should have sent a hedge.", 2*hedgeAfter, hedgeAfter, len(sent), s.hosts())
+				"each read should have sent a hedge.", 2*hedgeAfter, hedgeAfter, len(sent), s.Hosts())
 		}
 		time.Sleep(slack)
-		if open := s.openBodies(); open > 0 {
+		if open := s.OpenBodies(); open > 0 {
 			t.Fatalf("step 1: after 5 hedged reads, %d response bodies were never closed. When both attempts answer, "+
 				"the loser's response is yours to close: until it is, its connection can be neither reused nor freed.", open)
 		}
@@ -341,19 +213,19 @@ func TestStep3OnlyReadsAreHedged(t *testing.T) {
 		require.NoError(t, err, "step 3: reading a menu through the Hedger failed")
 		if took := time.Since(began); took > hedgeAfter+slack {
 			t.Fatalf("step 3: a menu read from menu-1 (slow: %v) took %v, requests sent to: %s. A GET is a read: "+
-				"hedge it after %v (step 1).", slow, took, s.hosts(), hedgeAfter)
+				"hedge it after %v (step 1).", slow, took, s.Hosts(), hedgeAfter)
 		}
 
 		review := fooddelivery.Review{RestaurantID: system.SampleRestaurant, User: "alice", Stars: 5, Text: "Crisp crust."}
-		before := len(s.attempts())
+		before := len(s.Attempts())
 		_, err = menus.SubmitReview(context.Background(), review)
 		require.NoError(t, err, "step 3: submitting a review through the Hedger failed")
 		// Counted where the Hedger hands requests to Base: a copy counts even
 		// if it never reached a replica (its body already read by the first).
-		if sent := s.attempts()[before:]; len(sent) != 1 {
+		if sent := s.Attempts()[before:]; len(sent) != 1 {
 			t.Fatalf("step 3: one review was handed to Base as %d POST requests (%s). A write is not idempotent: "+
 				"a copy that reaches a replica stores the review twice. Hedge only GET and HEAD; send everything else "+
-				"to its one replica.", len(sent), hostsOf(sent))
+				"to its one replica.", len(sent), labtest.Hosts(sent))
 		}
 		if n, by := received(sys, "POST /reviews"); n != 1 {
 			t.Fatalf("step 3: one review was sent as %d POST /reviews requests (%s). A write is not idempotent: "+
@@ -380,10 +252,10 @@ func TestStep3NoWriteIsHedged(t *testing.T) {
 				resp.Body.Close()
 			}
 			cancel()
-			if n := s.count(method); n != 1 {
+			if n := s.CountMethod(method); n != 1 {
 				t.Fatalf("step 3: one %s to menu-1, which did not answer for %v, was handed to Base as %d requests (%s). "+
 					"%s is a write: hedge only GET and HEAD, and send every other method to its one replica.",
-					method, wait, n, s.hosts(), method)
+					method, wait, n, s.Hosts(), method)
 			}
 		}
 	})
@@ -439,12 +311,12 @@ func TestStep4QuietReadsSaveUpHedges(t *testing.T) {
 			require.NoError(t, err, "step 4: reading a menu from a healthy replica failed")
 		}
 		require.NoError(t, sys.Faults.Set("menu-1", "", faults.Fault{Latency: slow}), "step 4: setting up the latency")
-		before := len(s.attempts())
+		before := len(s.Attempts())
 		for range stalled {
 			_, err := menus.Menu(context.Background(), system.SampleRestaurant)
 			require.NoError(t, err, "step 4: reading a menu through the Hedger failed")
 		}
-		if hedges := len(s.attempts()) - before - stalled; hedges < burst || hedges > burst+1 {
+		if hedges := len(s.Attempts()) - before - stalled; hedges < burst || hedges > burst+1 {
 			t.Fatalf("step 4: %d quick reads (no hedge needed) earned a budget of %.0f%% its whole burst, %d hedges; then "+
 				"menu-1 slowed to %v and %d reads from it sent %d hedge(s), want %d. Every hedgeable request earns its share "+
 				"with Budget.Request when it starts, quick or slow; Budget.TryHedge spends one only when the timer fires.",
@@ -484,12 +356,12 @@ func TestStep5WinnersBodyStaysReadable(t *testing.T) {
 					t.Fatalf("step 5: %s sent its headers first and then its body over %v; reading the body failed "+
 						"after %v: %v (requests sent to: %s).\nThe winner's body is read after RoundTrip returns: "+
 						"cancelling the loser must not cancel the winner (one context per attempt), and the winner's "+
-						"context may only be cancelled when its body is closed.", c.winner, trickle, took, err, s.hosts())
+						"context may only be cancelled when its body is closed.", c.winner, trickle, took, err, s.Hosts())
 				}
 				require.NotEmpty(t, m.Dishes, "step 5: the menu came back without dishes")
 				if took > hedgeAfter+trickle+slack {
 					t.Fatalf("step 5: %s answered first (its body took %v), yet the read took %v, requests sent to: %s. "+
-						"Hedge a stalled read after %v (step 1).", c.winner, trickle, took, s.hosts(), hedgeAfter)
+						"Hedge a stalled read after %v (step 1).", c.winner, trickle, took, s.Hosts(), hedgeAfter)
 				}
 			})
 		})

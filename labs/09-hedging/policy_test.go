@@ -2,8 +2,6 @@ package hedging_test
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/labtest"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
@@ -19,34 +16,6 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/system"
 	hedging "github.com/gophereats/resilience/labs/09-hedging"
 )
-
-// ms returns whole milliseconds from..to, in an order drawn from seed.
-func ms(seed int64, from, to int) []time.Duration {
-	var out []time.Duration
-	for i := from; i <= to; i++ {
-		out = append(out, time.Duration(i)*time.Millisecond)
-	}
-	slices.SortFunc(out, func(a, b time.Duration) int {
-		da, db := fooddelivery.Draw(seed, fmt.Sprint(a), 0), fooddelivery.Draw(seed, fmt.Sprint(b), 0)
-		switch {
-		case da < db:
-			return -1
-		case da > db:
-			return 1
-		}
-		return 0
-	})
-	return out
-}
-
-// down returns whole milliseconds from, from-1, ..., to.
-func down(from, to int) []time.Duration {
-	var out []time.Duration
-	for i := from; i >= to; i-- {
-		out = append(out, time.Duration(i)*time.Millisecond)
-	}
-	return out
-}
 
 func TestStep2TrackerReportsThePercentile(t *testing.T) {
 	const initial = 40 * time.Millisecond
@@ -122,7 +91,7 @@ func TestStep2HedgeDelayFollowsObservedLatency(t *testing.T) {
 			_, err := menus.Menu(context.Background(), system.SampleRestaurant)
 			require.NoError(t, err, "step 2: reading a menu from healthy replicas failed")
 		}
-		if n := len(s.attempts()); n > warmup+warmup/4 {
+		if n := len(s.Attempts()); n > warmup+warmup/4 {
 			t.Fatalf("step 2: %d reads from healthy replicas (%v to %v each) sent %d requests. With a tracker set, the "+
 				"hedge delay is its Delay() (%v at first, then the p95 of what it observed), not the Hedger's Delay "+
 				"field (zero here).", warmup, usual, usual+jitter, n, initial)
@@ -134,7 +103,7 @@ func TestStep2HedgeDelayFollowsObservedLatency(t *testing.T) {
 		}
 
 		require.NoError(t, sys.Faults.Set("menu-1", "", faults.Fault{Latency: stall}), "step 2: setting up the stall")
-		before := len(s.attempts())
+		before := len(s.Attempts())
 		began := time.Now()
 		_, err := menuAt(hc, "menu-1").Menu(context.Background(), system.SampleRestaurant)
 		took := time.Since(began)
@@ -142,7 +111,7 @@ func TestStep2HedgeDelayFollowsObservedLatency(t *testing.T) {
 		if took > 2*(usual+jitter)+slack {
 			t.Fatalf("step 2: reads took %v or a little more, then menu-1 stalled for %v; a read from it took %v (%d requests sent). "+
 				"The hedge delay is the tracker's Delay() (about %v here), not the Hedger's Delay field nor the "+
-				"tracker's initial %v.", usual, stall, took, len(s.attempts())-before, tracker.Delay(), initial)
+				"tracker's initial %v.", usual, stall, took, len(s.Attempts())-before, tracker.Delay(), initial)
 		}
 	})
 }
