@@ -1,7 +1,6 @@
 package idempotency_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,50 +11,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/courier"
 	"github.com/gophereats/resilience/fooddelivery/dispatch"
 	"github.com/gophereats/resilience/fooddelivery/labtest"
-	"github.com/gophereats/resilience/fooddelivery/system"
-	idempotency "github.com/gophereats/resilience/labs/08-idempotency"
 )
-
-// publish puts n "order placed" messages (orders ord-1 ... ord-n) on q.
-func publish(q *dispatch.Queue, n int) {
-	for i := range n {
-		q.Publish(fmt.Sprint("ord-", i+1), system.SampleRestaurant)
-	}
-}
-
-// doubleDispatched returns how many of orders ord-1 ... ord-n had more than
-// one courier sent, and a description of the first.
-func doubleDispatched(f *dispatch.Fleet, n int) (count int, example string) {
-	for i := range n {
-		id := fmt.Sprint("ord-", i+1)
-		if cs := f.Couriers(id); len(cs) > 1 {
-			count++
-			if example == "" {
-				example = fmt.Sprintf("%s: %s drove to %s", id, strings.Join(cs, " and "), system.SampleRestaurant)
-			}
-		}
-	}
-	return count, example
-}
-
-// unserved returns how many of orders ord-1 ... ord-n got no courier.
-func unserved(f *dispatch.Fleet, n int) int {
-	count := 0
-	for i := range n {
-		if len(f.Couriers(fmt.Sprint("ord-", i+1))) == 0 {
-			count++
-		}
-	}
-	return count
-}
-
-func consume(t *testing.T, q *dispatch.Queue, workers int, fleet *dispatch.Fleet) {
-	t.Helper()
-	err := q.Consume(context.Background(), workers, func(ctx context.Context, m dispatch.Message) error {
-		return idempotency.AssignCourier(ctx, fleet, m)
-	})
-	require.NoError(t, err, "step 5: consuming the queue")
-}
 
 func TestStep5RedeliveredMessageAssignsOneCourier(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 5}, func(t *testing.T) {

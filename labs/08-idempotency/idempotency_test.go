@@ -16,107 +16,9 @@ import (
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/labtest"
-	"github.com/gophereats/resilience/fooddelivery/memnet"
 	"github.com/gophereats/resilience/fooddelivery/payment"
-	"github.com/gophereats/resilience/fooddelivery/retry"
-	"github.com/gophereats/resilience/fooddelivery/system"
 	idempotency "github.com/gophereats/resilience/labs/08-idempotency"
 )
-
-var pizza = fooddelivery.PlaceOrderInput{
-	RestaurantID: system.SampleRestaurant,
-	Items:        []fooddelivery.OrderItem{{DishID: system.SampleDish, Quantity: 2}},
-	Card:         "tok_visa",
-}
-
-// chargeRetries is the order service's retry policy for charges in this
-// lab: 4 attempts, 100ms base backoff with full jitter (fooddelivery/retry).
-func chargeRetries() *retry.Policy { return &retry.Policy{Attempts: 4, Seed: 8} }
-
-// startKeyed runs the system with your ChargeKey on the order side, the
-// given key store in the payment service and retries on the charge.
-func startKeyed(t *testing.T, keys payment.KeyStore, proc *payment.Processor) *system.System {
-	return labtest.StartSystem(t, system.Config{
-		Seed:             8,
-		PaymentKeys:      keys,
-		PaymentProcessor: proc,
-		ChargeKey:        idempotency.ChargeKey,
-		ChargeRetry:      chargeRetries(),
-	})
-}
-
-// payer calls the payment service directly, as the order service does.
-func payer(sys *system.System) *payment.Client {
-	return payment.NewClient(sys.HTTPClient(), memnet.ServiceURL("payment"))
-}
-
-// placeOrders places n pizza orders for alice one after the other, each
-// under its own request id (so fault draws are fixed per order), and
-// returns how many failed.
-func placeOrders(sys *system.System, prefix string, n int) (failed int) {
-	for i := range n {
-		ctx := fooddelivery.WithRequestID(context.Background(), fmt.Sprintf("%s-%d", prefix, i+1))
-		if _, err := sys.Orders().PlaceOrder(ctx, "alice", pizza); err != nil {
-			failed++
-		}
-	}
-	return failed
-}
-
-// status returns the HTTP status a payment call failed with (0 for none).
-func status(err error) int {
-	var ce *fooddelivery.CallError
-	if errors.As(err, &ce) {
-		return ce.Status
-	}
-	return 0
-}
-
-// answer describes what a payment call got: a success or its error.
-func answer(err error) string {
-	if err == nil {
-		return "a success (201 Created)"
-	}
-	return "an error (" + err.Error() + ")"
-}
-
-// begun describes what a KeyStore's Begin returned.
-func begun(o *payment.Outcome, err error) string {
-	switch {
-	case err != nil:
-		return "the error " + err.Error()
-	case o != nil:
-		return fmt.Sprintf("a stored outcome to replay (status %d)", o.Status)
-	}
-	return "nil, nil"
-}
-
-// count returns "1 charge", "2 charges" and so on.
-func count(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-// keySpy is a payment.KeyStore that only records which keys reached the
-// payment service for which order, and lets every request run.
-type keySpy struct {
-	mu   sync.Mutex
-	keys map[string][]string // order id -> key of each request, in arrival order
-}
-
-func (s *keySpy) Begin(key string, req fooddelivery.ChargeRequest) (*payment.Outcome, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.keys == nil {
-		s.keys = map[string][]string{}
-	}
-	s.keys[req.OrderID] = append(s.keys[req.OrderID], key)
-	return nil, nil
-}
-
-func (s *keySpy) Finish(string, payment.Outcome) {}
 
 func TestStep1OneKeyPerOrderAcrossRetries(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
@@ -197,7 +99,7 @@ func TestStep2LostResponseIsReplayed(t *testing.T) {
 
 		ch, err := pay.ChargeWithKey(context.Background(), req, key, 2)
 		charges := sys.Ledger.ChargesFor(req.OrderID)
-		received := sys.Metrics.Route("payment", "POST /charges").Received.Load()
+		received := labtest.Charges(sys)
 		if err != nil || charges != 1 {
 			t.Fatalf("step 2: payment charged the card and the response was lost; the retry with the same key got "+
 				"%s, and payment has now executed %s for the order (%s received). "+
@@ -565,13 +467,4 @@ func TestStep4ExpiredKeysAreForgotten(t *testing.T) {
 				"and Len reports 0. Len counts every key the store holds: reserved ones too.")
 		}
 	})
-}
-
-// heapAlloc returns the bytes of live heap objects after a full garbage
-// collection.
-func heapAlloc() uint64 {
-	var m runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }
