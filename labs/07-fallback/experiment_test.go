@@ -163,7 +163,7 @@ func runAuthDown(t *testing.T, cfg system.Config) int {
 		time.Sleep(expViewEvery)
 	}
 	wg.Wait()
-	return int(sys.Metrics.Route("order", ordersRoute).Received.Load())
+	return int(labtest.Received(sys, "order", ordersRoute))
 }
 
 func pct(n, of int) float64 {

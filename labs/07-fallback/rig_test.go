@@ -18,6 +18,11 @@ import (
 	fallback "github.com/gophereats/resilience/labs/07-fallback"
 )
 
+// The rig (the system with your fallbacks, start; the home page, checkout
+// and review calls through the gateway) and the helpers of every step. The
+// step tests are in stepN_test.go, one file per README step; the
+// experiment is in experiment_test.go.
+
 const (
 	pageLimit     = 2 * time.Second  // a home-page view must answer within this
 	checkoutLimit = 3 * time.Second  // a checkout must answer within this
@@ -135,14 +140,7 @@ func (l *lab) breakRoutes(t *testing.T, f faults.Fault, service string, routes .
 // received counts the requests that reached route of service, summed over
 // the menu replicas for service "menu".
 func (l *lab) received(service, route string) int64 {
-	if service != "menu" {
-		return l.sys.Metrics.Route(service, route).Received.Load()
-	}
-	var n int64
-	for i := 1; i <= 3; i++ {
-		n += l.sys.Metrics.Route(fmt.Sprintf("menu-%d", i), route).Received.Load()
-	}
-	return n
+	return labtest.Received(l.sys, service, route)
 }
 
 // reviewsWithText counts the stored reviews of restaurant with text.
@@ -158,12 +156,10 @@ func (l *lab) reviewsWithText(restaurant, text string) int {
 
 const placeOrderMutation = `mutation($in: PlaceOrderInput!) { placeOrder(input: $in) { id status totalCents } }`
 
+// orderInput is the variables of placeOrderMutation: the standard order
+// (labtest.PizzaOrder) paid with card.
 func orderInput(card string) map[string]any {
-	return map[string]any{"in": map[string]any{
-		"restaurantId": system.SampleRestaurant,
-		"items":        []any{map[string]any{"dishId": system.SampleDish, "quantity": 2}},
-		"card":         card,
-	}}
+	return map[string]any{"in": labtest.PizzaOrderJSON(card)}
 }
 
 type placed struct {
@@ -269,3 +265,119 @@ func catalogIDs(ds []fooddelivery.Dish) []string {
 }
 
 func sameMenu(a, b []dish) bool { return slices.Equal(a, b) }
+
+const estimate = "30-45 min (estimate)" // gateway.FormatETA of the default estimate
+
+var publisherLeak = "the review publisher (a goroutine your code started) was still running: " +
+	"the stop function Wrap returns must end it and wait for it"
+
+// priceShown is the margherita's price on a home view, 0 if not shown.
+func priceShown(v homeView) int {
+	if v.Home == nil {
+		return 0
+	}
+	for _, r := range v.Home.Restaurants {
+		for _, d := range r.Menu {
+			if d.ID == system.SampleDish {
+				return d.PriceCents
+			}
+		}
+	}
+	return 0
+}
+
+func menuStale(v homeView) bool {
+	if v.Home == nil {
+		return false
+	}
+	for _, r := range v.Home.Restaurants {
+		if r.ID == system.SampleRestaurant {
+			return r.MenuStale
+		}
+	}
+	return false
+}
+
+func quoted(ws []string) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = fmt.Sprintf("%q", w)
+	}
+	return out
+}
+
+// firstWords shortens s to about n bytes.
+func firstWords(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// expectation is a field error the response must carry.
+type expectation struct {
+	path []any
+	code string
+}
+
+// mismatches lists, in words, the expectations resp does not meet and the
+// errors it has beyond them.
+func mismatches(resp *gateway.Response, want []expectation) []string {
+	var out []string
+	for _, w := range want {
+		if got := codeAt(resp, w.path...); got != w.code {
+			out = append(out, fmt.Sprintf("%s: code %s, want %s", pathText(w.path), got, w.code))
+		}
+	}
+	for _, e := range resp.Errors {
+		if !slices.ContainsFunc(want, func(w expectation) bool { return slices.Equal(e.Path, w.path) }) {
+			out = append(out, fmt.Sprintf("%s: code %s, want no error", pathText(e.Path), e.Code()))
+		}
+	}
+	return out
+}
+
+func firstFew(s []string) string {
+	if len(s) > 3 {
+		return strings.Join(s[:3], "; ") + fmt.Sprintf("; and %d more", len(s)-3)
+	}
+	return strings.Join(s, "; ")
+}
+
+func homeExpectations(menu, eta, recs string) []expectation {
+	var want []expectation
+	if menu != "" {
+		want = append(want, expectation{[]any{"home", "restaurants"}, menu})
+	}
+	for i := range 6 {
+		if menu != "" {
+			want = append(want, expectation{[]any{"home", "restaurants", i, "menu"}, menu})
+		}
+		if eta != "" {
+			want = append(want, expectation{[]any{"home", "restaurants", i, "eta"}, eta})
+		}
+	}
+	if recs != "" {
+		want = append(want, expectation{[]any{"home", "recommendations"}, recs})
+	}
+	return want
+}
+
+// calls counts the requests that reached each dependency the fallbacks
+// stand in for.
+func (l *lab) calls() map[string]int64 {
+	return map[string]int64{
+		"the menu service (restaurants, menus, recommendations, popular)": l.received("menu", restaurantsRoute) +
+			l.received("menu", menuRoute) + l.received("menu", recsRoute) + l.received("menu", popularRoute),
+		"the courier service's ETA": l.received("courier", etaRoute),
+		"the review store":          l.received("menu", reviewsRoute),
+		"the order service":         l.received("order", ordersRoute),
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
