@@ -16,8 +16,10 @@ import (
 )
 
 // The rig (the system with your payment client, start) and the helpers the
-// tests share. The step tests are in timeouts_test.go, the experiment in
-// experiment_test.go.
+// tests share.
+// The step tests are in stepN_test.go, one file per README step; the
+// experiment, the last step, is in step5_experiment_test.go (go test runs
+// the files in name order, so it runs after the other steps).
 
 const (
 	budget = 2 * time.Second       // the order service's budget for one payment call
