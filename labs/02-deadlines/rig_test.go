@@ -21,9 +21,10 @@ import (
 )
 
 // The rig (the system with a wire recording each request's budget header,
-// start, gateway) and the helpers of every step. The step tests are in
-// stepN_test.go, one file per README step; the experiment is in
-// experiment_test.go.
+// start, gateway) and the helpers of every step.
+// The step tests are in stepN_test.go, one file per README step; the
+// experiment, the last step, is in step5_experiment_test.go (go test runs
+// the files in name order, so it runs after the other steps).
 
 const (
 	own    = 10 * time.Second       // the order service's own budget for one request

@@ -20,9 +20,10 @@ import (
 	retries "github.com/gophereats/resilience/labs/03-retries"
 )
 
-// The rig and the helpers of every step are here; the step tests are in
-// stepN_test.go, one file per README step, and the experiment in
-// experiment_test.go.
+// The rig and the helpers of every step are here.
+// The step tests are in stepN_test.go, one file per README step; the
+// experiment, the last step, is in step6_experiment_test.go (go test runs
+// the files in name order, so it runs after the other steps).
 
 const (
 	charges   = "POST /charges" // payment's charge route

@@ -17,9 +17,10 @@ import (
 )
 
 // The rig (the system with your retry layers, start; a checkout through
-// the gateway, tap) and the helpers of every step. The step tests are in
-// stepN_test.go, one file per README step; the experiment is in
-// experiment_test.go.
+// the gateway, tap) and the helpers of every step.
+// The step tests are in stepN_test.go, one file per README step; the
+// experiment, the last step, is in step5_experiment_test.go (go test runs
+// the files in name order, so it runs after the other steps).
 
 var pizza = labtest.PizzaOrder()
 

@@ -22,8 +22,10 @@ import (
 
 // The test rig: the whole food-delivery system with the order service's
 // payment client guarded by your breaker (start), and the helpers that
-// drive it. The step tests are in stepN_test.go, one file per README step;
-// the experiment is in experiment_test.go.
+// drive it.
+// The step tests are in stepN_test.go, one file per README step; the
+// experiment, the last step, is in step8_experiment_test.go (go test runs
+// the files in name order, so it runs after the other steps).
 
 const (
 	paymentTimeout = 2 * time.Second         // the order service's budget for one payment call

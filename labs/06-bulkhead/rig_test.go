@@ -20,8 +20,10 @@ import (
 
 // The helpers of every step: holding a bulkhead's slots (holdAll,
 // attempt), the dinner rush through the gateway (rush), the shard
-// arithmetic (blastRadius). The step tests are in stepN_test.go, one file
-// per README step; the experiment is in experiment_test.go.
+// arithmetic (blastRadius).
+// The step tests are in stepN_test.go, one file per README step; the
+// experiment, the last step, is in step6_experiment_test.go (go test runs
+// the files in name order, so it runs after the other steps).
 
 // slack is what the tests forgive on top of an expected wait. It is zero:
 // fake time is exact, so a bulkhead that refuses at once takes 0s and one

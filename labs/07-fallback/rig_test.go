@@ -19,9 +19,10 @@ import (
 )
 
 // The rig (the system with your fallbacks, start; the home page, checkout
-// and review calls through the gateway) and the helpers of every step. The
-// step tests are in stepN_test.go, one file per README step; the
-// experiment is in experiment_test.go.
+// and review calls through the gateway) and the helpers of every step.
+// The step tests are in stepN_test.go, one file per README step; the
+// experiment, the last step, is in step9_experiment_test.go (go test runs
+// the files in name order, so it runs after the other steps).
 
 const (
 	pageLimit     = 2 * time.Second  // a home-page view must answer within this
