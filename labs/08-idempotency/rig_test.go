@@ -23,8 +23,9 @@ import (
 
 // The rig (the system with your ChargeKey and a key store, startKeyed; the
 // dispatch queue and fleet, consume) and the helpers the tests share.
-// idempotency_test.go has steps 1 to 4, consumer_test.go step 5,
-// experiment_test.go the experiment.
+// The step tests are in stepN_test.go, one file per README step; the
+// experiment, the last step, is in step6_experiment_test.go (go test runs
+// the files in name order, so it runs after the other steps).
 
 var pizza = labtest.PizzaOrder()
 
