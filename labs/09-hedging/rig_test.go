@@ -16,10 +16,11 @@ import (
 	hedging "github.com/gophereats/resilience/labs/09-hedging"
 )
 
-// The rig and the helpers the tests share: hedging_test.go has the tests
-// through the system (steps 1, 3, 4, 5), policy_test.go the tests of the
-// tracker and the budget on their own (steps 2 and 4), experiment_test.go
-// the experiment.
+// The rig (a Hedger over the system's menu replicas through a spy, hedged)
+// and the helpers the tests share.
+// The step tests are in stepN_test.go, one file per README step; the
+// experiment, the last step, is in step6_experiment_test.go (go test runs
+// the files in name order, so it runs after the other steps).
 
 const (
 	stall      = time.Second           // a stalled replica answers after this
