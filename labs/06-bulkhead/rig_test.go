@@ -124,7 +124,7 @@ func slotAdvice(got, limit int) string {
 	return "A slot was never given back, so the bulkhead shrank. Give it back on every way out of the call."
 }
 
-// The dinner-rush scenario of steps 2 and 6, scaled down (the curriculum's
+// The dinner-rush scenario of steps 2 and 6, scaled down (the full-size rush's
 // 40 slots per dependency, divided by four): a gateway that serves at most
 // 30 requests at once, one checkout every 100ms for 6 seconds, and from
 // the third second on a customer browsing a restaurant (menu and delivery
