@@ -116,5 +116,12 @@ func (ws *workspace) mutantCmd(ctx context.Context, args []string) error {
 		return errFailed
 	}
 	fmt.Fprintf(w, "Caught by step %d, as the mutant says.\n", m.Step)
+	if problems := storyProblems(o.steps); len(problems) > 0 {
+		fmt.Fprintln(w, "\nBut these failures do not tell their story (clause 4: \"step N\" and a number, in the test's own words):")
+		for _, p := range problems {
+			fmt.Fprintf(w, "    %s\n", p)
+		}
+		return errFailed
+	}
 	return nil
 }

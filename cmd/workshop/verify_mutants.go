@@ -47,6 +47,7 @@ func (lr *labRun) mutants(ctx context.Context) error {
 			} else {
 				lr.ok(6, what)
 			}
+			lr.check(4, fmt.Sprintf("mutant %s's failures tell their story", m.Name), storyProblems(o.steps))
 		}
 	}
 	return nil
