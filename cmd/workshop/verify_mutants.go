@@ -46,12 +46,16 @@ func (lr *labRun) mutants(ctx context.Context) error {
 			lr.fail(6, what, "the mutant does not compile", o.compileErrs)
 		default:
 			why, detail := mutantVerdict(o, m)
-			if why != "" {
+			switch story := storyProblems(o.steps); {
+			case why != "":
 				lr.fail(6, what, why, detail)
-			} else {
+			case len(story) > 0:
+				// Clause 4 asks of a mutant's failures what it asks of
+				// the starter's.
+				lr.fail(6, what, "caught, but not every failure tells its story (clause 4: \"step N\" and a number, in the test's own words)", story)
+			default:
 				lr.ok(6, what)
 			}
-			lr.check(4, fmt.Sprintf("mutant %s's failures tell their story", m.Name), storyProblems(o.steps))
 		}
 	}
 	return nil
