@@ -111,7 +111,7 @@ func (ws *workspace) mutantCmd(ctx context.Context, args []string) error {
 		}
 		return errFailed
 	}
-	printSteps(w, info, o)
+	printSteps(w, ws.root, info, o)
 	fmt.Fprintln(w)
 	if why, detail := mutantVerdict(o, m); why != "" {
 		fmt.Fprintf(w, "NOT CAUGHT: %s\n", why)

@@ -275,7 +275,7 @@ func (ws *workspace) check(ctx context.Context, arg string) error {
 		return errFailed
 	}
 	fmt.Fprintf(w, "Lab %s %s: %d of %d steps passed\n\n", l.Num(), l.Title(), o.passed(), len(o.steps))
-	printSteps(w, info, o)
+	printSteps(w, ws.root, info, o)
 	fmt.Fprintln(w)
 	if o.done() && o.pkg != nil && o.pkg.Action == "pass" {
 		fmt.Fprintf(w, "Lab %s passes. Well done! Run go run ./cmd/workshop to see what is next.\n", l.Num())
@@ -300,7 +300,8 @@ func anyFailed(steps []stepResult) bool {
 }
 
 // printSteps prints each step's state and the first failing test's story.
-func printSteps(w io.Writer, info labInfo, o labOutcome) {
+// root is the repository's, for the race detector's paths.
+func printSteps(w io.Writer, root string, info labInfo, o labOutcome) {
 	for _, s := range o.steps {
 		fmt.Fprintf(w, "%-8s %s\n", s.State, info.stepTitle(s.N))
 		switch s.State {
@@ -311,6 +312,13 @@ func printSteps(w io.Writer, info labInfo, o labOutcome) {
 				more = fmt.Sprintf(" (and %d more failing test(s) in this step)", len(s.Failed)-1)
 			}
 			fmt.Fprintf(w, "    %s failed%s:\n", t.Name, more)
+			if a, b, ok := condenseRace(t.Output, root, info.Dir()); ok {
+				for _, line := range raceStory(info, s.N, a, b) {
+					fmt.Fprintf(w, "        %s\n", line)
+				}
+				fmt.Fprintf(w, "        (the race detector's whole report: go test -race -run '^%s$' %s)\n", t.Name, info.Pattern())
+				continue
+			}
 			for _, line := range firstLines(t.failureLines(), 12) {
 				fmt.Fprintf(w, "        %s\n", strings.TrimLeft(line, " \t"))
 			}
