@@ -120,7 +120,10 @@ func gitIn(t *testing.T, dir string, args ...string) {
 	}
 }
 
-func TestVerifyFixtureLab(t *testing.T) {
+// newFixtureRepo writes the fixture into a new git repository, pins its
+// starter and commits it; the status cache goes to a temporary directory.
+func newFixtureRepo(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the go command on a fixture module")
 	}
@@ -130,13 +133,15 @@ func TestVerifyFixtureLab(t *testing.T) {
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
 	t.Setenv("GOFLAGS", "")
+	cache := t.TempDir()
+	saved := userCacheDir
+	userCacheDir = func() (string, error) { return cache, nil }
+	t.Cleanup(func() { userCacheDir = saved })
 	root := t.TempDir()
 	writeFixture(t, root)
 	gitIn(t, root, "init", "-q")
-
-	ctx := context.Background()
 	var out bytes.Buffer
-	if err := run(ctx, []string{"workshop", "-C", root, "pin"}, &out, &out); err != nil {
+	if err := run(context.Background(), []string{"workshop", "-C", root, "pin"}, &out, &out); err != nil {
 		t.Fatalf("pin: %v\n%s", err, out.String())
 	}
 	manifest, err := os.ReadFile(filepath.Join(root, "labs", "starters.txt"))
@@ -145,6 +150,13 @@ func TestVerifyFixtureLab(t *testing.T) {
 	}
 	gitIn(t, root, "add", "-A")
 	gitIn(t, root, "commit", "-q", "-m", "fixture")
+	return root
+}
+
+func TestVerifyFixtureLab(t *testing.T) {
+	root := newFixtureRepo(t)
+	ctx := context.Background()
+	var out bytes.Buffer
 
 	// The learner solves step 1: verify must still check the pinned starter.
 	learner := strings.Replace(fixture["labs/01-timeouts/timeouts.go"], "func Budget() int { return 0 }", "func Budget() int { return 2 }", 1)

@@ -77,6 +77,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 )
 
 // errUsage reports bad arguments; main prints the usage and exits 2.
@@ -88,22 +90,51 @@ var errFailed = errors.New("failed")
 
 const usage = `usage: go run ./cmd/workshop [-C dir] [command]
 
-Commands:
-  status      show every lab, step by step, and the next thing to do (the default)
-  check NN    run one lab's tests (with -race where available) and summarise them step by step (NN: 01 or 01-timeouts)
+-C dir runs the tool on the workshop repository at dir instead of the one
+holding the current directory. NN is a lab's number or name: 05 or 05-breaker.
+
+Learners:
+  status      every lab, step by step, and the next thing to do (the default); each lab is shown
+              as its tests finish, unchanged labs at once
+  watch [NN] [--manual]
+              re-run lab NN (the first lab that does not pass) whenever you save one of its files;
+              type hint, list, check, solution or quit and Enter while it runs; --manual: Enter re-runs
+              (for file systems that send no change notifications: WSL on /mnt, network drives)
+  check NN    run one lab's tests (with -race where available) and summarise them step by step
+  hint NN     the next hint for the lab's first failing step, one per call, gentlest first
+  solution NN [-y]
+              the reference solution against your code, then its notes (asks first if the lab
+              does not pass yet; -y does not ask)
+  reset NN [-y]
+              put the lab's starter files back, after copying yours to .workshop/backups/ (-y: no question)
   live [NN...] [flags]
               build the food-delivery system with your code of labs NN (every lab you have started
               when none is named) and run it on 127.0.0.1, those labs as learner; the flags after the
               numbers (or after --) go to the system: live 05 -fault payment=hang, live 05 -- -h
   admin ...   change the running system without quoting JSON: admin fault payment=hang, admin load 20,
               admin scenario payment-down, admin unfault all (admin alone lists the commands)
-  verify      check the lab contract for every lab, then vet, gofmt and test the project
-  verify NN   check the lab contract for lab NN only (while writing a lab)
+
+Instructors and people writing labs:
+  verify      check the lab contract (CONTRIBUTING.md) for every lab, then vet, gofmt and test the project
+  verify NN   check the lab contract for lab NN only
   mutant NN [name]
               list lab NN's mutants, or show one as a diff against the reference and run the lab's
-              tests against it (for people writing labs)
-  pin         rewrite labs/starters.txt from the current lab starter files (instructors)
+              tests against it
+  pin         rewrite labs/starters.txt from the current lab starter files
+  help        this text (also -h, --help)
 `
+
+// usageError is a command line the tool cannot run; main prints what was
+// wrong, then the usage, and exits 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string        { return e.msg }
+func (e *usageError) Is(target error) bool { return target == errUsage }
+
+// badUsage returns a usageError saying what was wrong.
+func badUsage(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -113,6 +144,10 @@ func main() {
 	switch {
 	case err == nil:
 	case errors.Is(err, errUsage):
+		var u *usageError
+		if errors.As(err, &u) {
+			fmt.Fprintf(os.Stderr, "workshop: %s\n\n", u.msg)
+		}
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
 	case errors.Is(err, errFailed):
@@ -133,8 +168,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return errUsage
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		return errUsage
+	if err := fs.Parse(args[1:]); errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, usage)
+		return nil
+	} else if err != nil {
+		return badUsage("%v", err)
 	}
 	rest := fs.Args()
 	cmd := "status"
@@ -143,31 +181,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	// Validate arguments before touching the repository, so usage errors are
 	// reported the same way everywhere.
+	var yes, manual bool
 	switch cmd {
-	case "status", "pin":
-		if len(rest) != 0 {
-			return errUsage
-		}
-	case "verify":
-		if len(rest) > 1 {
-			return errUsage
-		}
-	case "check":
-		if len(rest) != 1 {
-			return errUsage
-		}
-	case "mutant":
-		if len(rest) < 1 || len(rest) > 2 {
-			return errUsage
-		}
-	case "live":
-	case "admin": // talks to a running system; needs no repository
-		return admin(ctx, rest, stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
-	default:
-		return errUsage
+	case "admin": // talks to a running system; needs no repository
+		return admin(ctx, rest, stdout)
+	case "live":
+	case "reset", "solution":
+		rest, yes = takeFlag(rest, "-y", "--yes")
+	case "watch":
+		rest, manual = takeFlag(rest, "--manual", "-manual")
+	}
+	if err := checkArgs(cmd, rest); err != nil {
+		return err
 	}
 
 	ws, err := openWorkspace(*dir, stdout, stderr)
@@ -179,17 +207,72 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return ws.status(ctx)
 	case "check":
 		return ws.check(ctx, rest[0])
+	case "watch":
+		return ws.watch(ctx, optional(rest), manual)
+	case "reset":
+		return ws.reset(ctx, rest[0], yes)
+	case "solution":
+		return ws.solution(ctx, rest[0], yes)
 	case "live":
 		return ws.live(ctx, rest)
 	case "mutant":
 		return ws.mutantCmd(ctx, rest)
 	case "verify":
-		only := ""
-		if len(rest) == 1 {
-			only = rest[0]
-		}
-		return ws.verify(ctx, only)
+		return ws.verify(ctx, optional(rest))
 	default: // "pin"
 		return ws.pin(ctx)
 	}
+}
+
+// checkArgs says what is wrong with a command's arguments, or nil.
+func checkArgs(cmd string, rest []string) error {
+	var min, max int // how many arguments the command takes
+	switch cmd {
+	case "status", "pin":
+	case "live":
+		return nil
+	case "verify", "watch":
+		max = 1
+	case "check", "reset", "solution":
+		min, max = 1, 1
+	case "mutant":
+		min, max = 1, 2
+	default:
+		return badUsage("unknown command %q", cmd)
+	}
+	switch {
+	case len(rest) < min:
+		return badUsage("%s needs a lab number, for example: go run ./cmd/workshop %s 05", cmd, cmd)
+	case len(rest) > max:
+		return badUsage("%s takes at most %d argument(s), got %q", cmd, max, strings.Join(rest, " "))
+	}
+	for _, a := range rest {
+		if strings.HasPrefix(a, "-") {
+			return badUsage("%s: unknown flag %s", cmd, a)
+		}
+	}
+	return nil
+}
+
+// takeFlag removes every occurrence of the named flags from args and
+// reports whether there was one.
+func takeFlag(args []string, names ...string) ([]string, bool) {
+	var out []string
+	found := false
+	for _, a := range args {
+		if slices.Contains(names, a) {
+			found = true
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, found
+}
+
+// optional returns the only argument, or "" when there is none.
+func optional(rest []string) string {
+	if len(rest) == 1 {
+		return rest[0]
+	}
+	return ""
 }

@@ -111,56 +111,43 @@ func (ws *workspace) outcome(info labInfo, run *testRun, res cmdResult) labOutco
 	return o
 }
 
-// status prints every lab and the next thing to do.
+// status prints every lab and the next thing to do. Each lab's summary is
+// printed as soon as its tests finish (see runLabs); on a terminal a
+// progress line says what is still running meanwhile.
 func (ws *workspace) status(ctx context.Context) error {
-	labs, err := ws.listLabs()
+	labs, infos, err := ws.presentLabs()
 	if err != nil {
 		return err
 	}
-	var infos []labInfo
-	var patterns []string
-	for _, l := range labs {
-		if !l.Present {
-			continue
-		}
-		info, err := ws.labInfo(l)
-		if err != nil {
-			return err
-		}
-		infos = append(infos, info)
-		patterns = append(patterns, l.Pattern())
-	}
-	outcomes := map[string]labOutcome{}
-	if len(patterns) > 0 {
-		fmt.Fprintf(ws.stdout, "Running the tests of %d lab(s)...\n\n", len(patterns))
-		run, res := ws.goTest(ctx, labTestTimeout, patterns...)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		for _, info := range infos {
-			outcomes[info.Name] = ws.outcome(info, run, res)
-		}
-	}
-
-	w := ws.stdout
+	w := newProgress(ws.stdout)
 	fmt.Fprintln(w, "Resilience workshop: your progress")
 	fmt.Fprintln(w)
+	outcomes, err := ws.runLabs(ctx, infos, w, func(w io.Writer, o labOutcome, cached bool) {
+		note := ""
+		if cached {
+			note = "unchanged since the last run"
+		}
+		printLabSummary(w, o, note)
+	})
+	if err != nil {
+		return err
+	}
 	var ordered []labOutcome
 	for _, l := range labs {
 		if !l.Present {
 			fmt.Fprintf(w, "Lab %s %-16s coming soon\n", l.Num(), l.Title())
 			continue
 		}
-		o := outcomes[l.Name]
-		ordered = append(ordered, o)
-		printLabSummary(w, o)
+		ordered = append(ordered, outcomes[l.Name])
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, nextStep(ordered))
 	return nil
 }
 
-func printLabSummary(w io.Writer, o labOutcome) {
+// printLabSummary prints a lab's steps; note, when not empty, follows the
+// count in parentheses.
+func printLabSummary(w io.Writer, o labOutcome, note string) {
 	l := o.info
 	switch {
 	case o.compileErrs != nil:
@@ -173,7 +160,10 @@ func printLabSummary(w io.Writer, o labOutcome) {
 		fmt.Fprintf(w, "Lab %s %-16s has no steps yet\n", l.Num(), l.Title())
 		return
 	}
-	fmt.Fprintf(w, "Lab %s %-16s %d of %d steps passed\n", l.Num(), l.Title(), o.passed(), len(o.steps))
+	if note != "" {
+		note = " (" + note + ")"
+	}
+	fmt.Fprintf(w, "Lab %s %-16s %d of %d steps passed%s\n", l.Num(), l.Title(), o.passed(), len(o.steps), note)
 	for _, s := range o.steps {
 		fmt.Fprintf(w, "      %-8s %s\n", s.State, l.stepTitle(s.N))
 	}
