@@ -7,6 +7,7 @@
 // Usage, from anywhere inside the repository:
 //
 //	go run ./cmd/workshop               status of every lab and the next thing to do
+//	go run ./cmd/workshop status -json  the same as a results.json (Exercism test runner, version 3; see classResults)
 //	go run ./cmd/workshop check 01      run lab 01's tests, summarised step by step
 //	go run ./cmd/workshop live 05       run the whole system with your labs/05-breaker code at its integration point
 //	go run ./cmd/workshop admin load 20 send a change to the running system's admin API
@@ -90,6 +91,9 @@ const usage = `usage: go run ./cmd/workshop [-C dir] [command]
 
 Commands:
   status      show every lab, step by step, and the next thing to do (the default)
+  status -json [-name NAME]
+              the same as JSON for the instructor: Exercism's results.json version 3, one test per
+              step, with learner (NAME, by default your user name), commit and ran_at added
   check NN    run one lab's tests (with -race where available) and summarise them step by step (NN: 01 or 01-timeouts)
   live [NN...] [flags]
               build the food-delivery system with your code of labs NN (every lab you have started
@@ -138,13 +142,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	rest := fs.Args()
 	cmd := "status"
+	var statusOpts statusOptions
 	if len(rest) > 0 {
 		cmd, rest = rest[0], rest[1:]
 	}
 	// Validate arguments before touching the repository, so usage errors are
 	// reported the same way everywhere.
 	switch cmd {
-	case "status", "pin":
+	case "status":
+		var err error
+		if statusOpts, err = parseStatusFlags(rest); err != nil {
+			return err
+		}
+	case "pin":
 		if len(rest) != 0 {
 			return errUsage
 		}
@@ -176,6 +186,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	switch cmd {
 	case "status":
+		if statusOpts.json {
+			return ws.statusJSON(ctx, statusOpts.name)
+		}
 		return ws.status(ctx)
 	case "check":
 		return ws.check(ctx, rest[0])
