@@ -8,6 +8,7 @@
 //
 //	go run ./cmd/workshop               status of every lab and the next thing to do
 //	go run ./cmd/workshop status -json  the same as a results.json (Exercism test runner, version 3; see classResults)
+//	go run ./cmd/workshop gather DIR    merge learners' status -json files into a class table (-csv out.csv)
 //	go run ./cmd/workshop check 01      run lab 01's tests, summarised step by step
 //	go run ./cmd/workshop live 05       run the whole system with your labs/05-breaker code at its integration point
 //	go run ./cmd/workshop admin load 20 send a change to the running system's admin API
@@ -94,6 +95,8 @@ Commands:
   status -json [-name NAME]
               the same as JSON for the instructor: Exercism's results.json version 3, one test per
               step, with learner (NAME, by default your user name), commit and ran_at added
+  gather [-csv out.csv] FILE|DIR...
+              merge status -json files (a directory: its .json files) into a learners x labs table
   check NN    run one lab's tests (with -race where available) and summarise them step by step (NN: 01 or 01-timeouts)
   live [NN...] [flags]
               build the food-delivery system with your code of labs NN (every lab you have started
@@ -173,6 +176,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "live":
 	case "admin": // talks to a running system; needs no repository
 		return admin(ctx, rest, stdout)
+	case "gather": // reads the files named; needs no repository
+		return gather(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
