@@ -107,7 +107,9 @@ type classResults struct {
 //   - lab: the lab's directory name, "05-breaker".
 //   - step: the step number, from 1.
 //   - ran_at: when the step's last test finished (for "error", when the
-//     build failed), RFC 3339 in UTC; omitted when none of its tests ran.
+//     build failed), RFC 3339 in UTC, from the go test -json event times (a
+//     result go test replays from its cache, which is keyed on the code,
+//     counts as run then); omitted when none of its tests ran.
 type classTest struct {
 	Name     string `json:"name"`
 	Status   string `json:"status"`
