@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -179,6 +180,67 @@ func TestVerifyFixtureLab(t *testing.T) {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("status output lacks %q:\n%s", want, out.String())
 			}
+		}
+	})
+
+	t.Run("status -json reports each step as a results.json", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		if err := run(ctx, []string{"workshop", "-C", root, "status", "-json", "-name", "alice"}, &stdout, &stderr); err != nil {
+			t.Fatalf("status -json: %v\n%s", err, stderr.String())
+		}
+		r := decodeClassResults(t, stdout.Bytes(), 9)
+		if r.Status != resultFail || r.Learner != "alice" || len(r.Commit) < 40 || r.RanAt == "" {
+			t.Errorf("top level: got status %q learner %q commit %q ran_at %q, want fail, alice, the HEAD commit and a time",
+				r.Status, r.Learner, r.Commit, r.RanAt)
+		}
+		if len(r.Tests) != 2 {
+			t.Fatalf("got %d tests, want 2 (one per step):\n%s", len(r.Tests), stdout.String())
+		}
+		one, two := r.Tests[0], r.Tests[1]
+		if one.Name != "Lab 01 timeouts, step 1: Give up within the budget" || one.Status != resultPass || one.TaskID != 1 || one.RanAt == "" {
+			t.Errorf("step 1: got %+v", one)
+		}
+		if two.Name != "Lab 01 timeouts, step 2: Run the experiment" || two.Status != resultFail ||
+			!strings.Contains(two.Message, "TestStep2Experiment failed:\n") || !strings.Contains(two.Message, "ratio 0, want 5: see step 2") {
+			t.Errorf("step 2: got %+v, want fail with the test's story", two)
+		}
+
+		// The lab does not compile: every step is an error, and so is the
+		// whole file, its message the compile error.
+		file := filepath.Join(root, "labs", "01-timeouts", "timeouts.go")
+		good, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.WriteFile(file, good, 0o644) })
+		if err := os.WriteFile(file, append(good, "func broken() int { return missing }\n"...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files := t.TempDir()
+		os.WriteFile(filepath.Join(files, "alice.json"), stdout.Bytes(), 0o644)
+		stdout.Reset()
+		if err := run(ctx, []string{"workshop", "-C", root, "status", "-json", "-name", "bob"}, &stdout, &stderr); err != nil {
+			t.Fatalf("status -json on a lab that does not compile: %v, want exit status 0", err)
+		}
+		r = decodeClassResults(t, stdout.Bytes(), 9)
+		if r.Status != resultError || !strings.Contains(r.Message, "undefined: missing") {
+			t.Errorf("top level: got status %q message %q, want error with the compile error", r.Status, r.Message)
+		}
+		for _, test := range r.Tests {
+			if test.Status != resultError || !strings.Contains(test.Message, "undefined: missing") {
+				t.Errorf("%s: got %q %q, want error with the compile error", test.Name, test.Status, test.Message)
+			}
+		}
+
+		// The two files gathered.
+		os.WriteFile(filepath.Join(files, "bob.json"), stdout.Bytes(), 0o644)
+		stdout.Reset()
+		if err := run(ctx, []string{"workshop", "gather", files}, &stdout, &stderr); err != nil {
+			t.Fatalf("gather: %v\n%s", err, stderr.String())
+		}
+		got := tableCells(stdout.String())
+		if len(got) != 4 || !slices.Equal(got[1][:3], []string{"alice", "1/2", "1/2"}) || !slices.Equal(got[2][:3], []string{"bob", "build error", "0/2"}) {
+			t.Errorf("gather: got %q, want alice 1/2 and bob build error:\n%s", got, stdout.String())
 		}
 	})
 

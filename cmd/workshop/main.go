@@ -7,6 +7,8 @@
 // Usage, from anywhere inside the repository:
 //
 //	go run ./cmd/workshop               status of every lab and the next thing to do
+//	go run ./cmd/workshop status -json  the same as a results.json (Exercism test runner, version 3; see classResults)
+//	go run ./cmd/workshop gather DIR    merge learners' status -json files into a class table (-csv out.csv)
 //	go run ./cmd/workshop check 01      run lab 01's tests, summarised step by step
 //	go run ./cmd/workshop live 05       run the whole system with your labs/05-breaker code at its integration point
 //	go run ./cmd/workshop admin load 20 send a change to the running system's admin API
@@ -96,6 +98,9 @@ holding the current directory. NN is a lab's number or name: 05 or 05-breaker.
 Learners:
   status      every lab, step by step, and the next thing to do (the default); each lab is shown
               as its tests finish, unchanged labs at once
+  status -json [-name NAME]
+              the same as JSON for the instructor: Exercism's results.json version 3, one test per
+              step, with learner (NAME, by default your user name), commit and ran_at added
   watch [NN] [--manual]
               re-run lab NN (the first lab that does not pass) whenever you save one of its files;
               type hint, list, check, solution or quit and Enter while it runs; --manual: Enter re-runs
@@ -176,6 +181,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	rest := fs.Args()
 	cmd := "status"
+	var statusOpts statusOptions
 	if len(rest) > 0 {
 		cmd, rest = rest[0], rest[1:]
 	}
@@ -183,6 +189,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// reported the same way everywhere.
 	var yes, manual bool
 	switch cmd {
+	case "status":
+		var err error
+		if statusOpts, err = parseStatusFlags(rest); err != nil {
+			return err
+		}
+		rest = nil
+	case "gather": // reads the files named; needs no repository
+		return gather(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -204,6 +218,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	switch cmd {
 	case "status":
+		if statusOpts.json {
+			return ws.statusJSON(ctx, statusOpts.name)
+		}
 		return ws.status(ctx)
 	case "check":
 		return ws.check(ctx, rest[0])
