@@ -1,13 +1,14 @@
 // Command workshop is the learner's and instructor's tool for the resilience
-// workshop: it shows progress, checks one lab, runs the whole system with a
-// learner's code, verifies the lab contract (CONTRIBUTING.md at the
-// repository's root, whose clause numbers verify cites) and pins the
-// starter files.
+// workshop: it shows progress, checks one lab, gives hints one at a time,
+// runs the whole system with a learner's code, verifies the lab contract
+// (CONTRIBUTING.md at the repository's root, whose clause numbers verify
+// cites) and pins the starter files.
 //
 // Usage, from anywhere inside the repository:
 //
 //	go run ./cmd/workshop               status of every lab and the next thing to do
 //	go run ./cmd/workshop check 01      run lab 01's tests, summarised step by step
+//	go run ./cmd/workshop hint 01       the next hint for lab 01's first failing step; "hint 01 --reset" starts again
 //	go run ./cmd/workshop live 05       run the whole system with your labs/05-breaker code at its integration point
 //	go run ./cmd/workshop admin load 20 send a change to the running system's admin API
 //	go run ./cmd/workshop verify        the instructor's and CI's check of every lab and the project
@@ -43,6 +44,19 @@
 // "## Steps" each step is a level-3 heading "### Step N: title" (the colon may
 // also be a period or a dash). The title is what status prints as the next
 // thing to do, with a link to the heading's GitHub anchor (README.md#step-2-title).
+// "## Hints" holds only a link to HINTS.md.
+//
+// Hints. Each lab's hints are in labs/NN-name/HINTS.md (the format is
+// documented in hint.go): a level-2 heading "## Step N" per step, in
+// increasing order, and under it a level-3 heading per hint whose text is
+// the symptom the hint answers (a failure message), its body the Markdown
+// below, the gentlest hint first. hint runs the lab's tests, finds the first
+// step that does not pass and prints that step's next hint not yet shown.
+// What was shown is remembered per repository (its absolute path), lab and
+// step in gophereats-workshop/hints.json under the user's cache directory
+// (else their config directory), never in the repository; "hint NN --reset"
+// forgets it for lab NN. HINTS.md is not a Go file: it is not an editable
+// file of the lab.
 //
 // Solutions. solutions/NN-name/ holds files with exactly the lab's editable
 // file names, no _test.go file anywhere below it, and NOTES.md. Each file
@@ -91,6 +105,9 @@ const usage = `usage: go run ./cmd/workshop [-C dir] [command]
 Commands:
   status      show every lab, step by step, and the next thing to do (the default)
   check NN    run one lab's tests (with -race where available) and summarise them step by step (NN: 01 or 01-timeouts)
+  hint NN [--reset]
+              run lab NN's tests and show the next hint for its first failing step, one per call, the
+              gentlest first (labs/NN-name/HINTS.md has them all); --reset forgets the hints shown for lab NN
   live [NN...] [flags]
               build the food-delivery system with your code of labs NN (every lab you have started
               when none is named) and run it on 127.0.0.1, those labs as learner; the flags after the
@@ -156,6 +173,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if len(rest) != 1 {
 			return errUsage
 		}
+	case "hint":
+		if _, _, ok := hintArgs(rest); !ok {
+			return errUsage
+		}
 	case "mutant":
 		if len(rest) < 1 || len(rest) > 2 {
 			return errUsage
@@ -179,6 +200,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return ws.status(ctx)
 	case "check":
 		return ws.check(ctx, rest[0])
+	case "hint":
+		return ws.hint(ctx, rest)
 	case "live":
 		return ws.live(ctx, rest)
 	case "mutant":
