@@ -378,6 +378,7 @@ func TestVerifyFixtureLab(t *testing.T) {
 			"FAIL 01-timeouts clause 6: mutant wrong-claim is caught by step 2: step 2 passes against the mutant (failing instead: step 1)",
 			"ok   01-timeouts clause 8: imports no other lab and no solution",
 			"ok   01-timeouts clause 9: README.md has the sections in order",
+			"ok   01-timeouts clause 9: HINTS.md parses, its steps have tests, every hint has a body, and README.md links to it",
 			"ok   clause 10: the running system builds with the pristine starters' learner code (go build -tags learner01 ./cmd/fooddelivery)",
 		} {
 			if !strings.Contains(text, want) {

@@ -81,6 +81,31 @@ func TestParseHintsProblems(t *testing.T) {
 	}
 }
 
+// The hints moved out of the READMEs: every lab's HINTS.md parses, and its
+// README links to it.
+func TestLabHintsParse(t *testing.T) {
+	ws, err := openWorkspace("../..", os.Stdout, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labs, err := ws.listLabs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range labs {
+		if !l.Present {
+			continue
+		}
+		info, err := ws.labInfo(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ws.hintsProblems(info) {
+			t.Errorf("%s: %s", l.Name, p)
+		}
+	}
+}
+
 // useTempCacheDir points os.UserCacheDir at a new temporary directory and
 // returns what it now says. The go command's own cache, which defaults to a
 // directory under it, stays where it was.
@@ -209,5 +234,57 @@ func TestHintArgs(t *testing.T) {
 		if ok != c.ok || (ok && (lab != c.lab || reset != c.reset)) {
 			t.Errorf("hintArgs(%q) = %q, %v, %v; want %q, %v, %v", c.args, lab, reset, ok, c.lab, c.reset, c.ok)
 		}
+	}
+}
+
+// verify's clause 9 names what is wrong with a lab's hints.
+func TestHintsProblems(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"go.mod":              "module example.com/h\n\ngo 1.25\n",
+		"labs/01-x/x_test.go": "package x\n\nimport \"testing\"\n\nfunc TestStep1A(t *testing.T) {}\n\nfunc TestStep2Experiment(t *testing.T) {}\n",
+		"labs/01-x/README.md": "## The story\n\n## Hints\n\nSee the hints.\n\n## Experiment\n\n[HINTS.md](HINTS.md) is linked from the wrong section.\n",
+		"labs/01-x/HINTS.md":  "## Step 1\n\n### a\n\nb\n\n## Step 3\n\n### c\n\n\n",
+		"labs/02-y/y_test.go": "package y\n\nimport \"testing\"\n\nfunc TestStep1A(t *testing.T) {}\n",
+		"labs/02-y/README.md": "## Hints\n\nThe hints are in [HINTS.md](./HINTS.md#step-1).\n",
+		"labs/02-y/HINTS.md":  "## Step 1\n\n### a\n\nb\n",
+		"labs/03-z/z_test.go": "package z\n",
+		"labs/03-z/README.md": "## Hints\n",
+	}
+	for rel, content := range files {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := openWorkspace(root, os.Stdout, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems := func(name string) string {
+		info, err := ws.labInfo(lab{Name: name, Present: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(ws.hintsProblems(info), "\n")
+	}
+	got := problems("01-x")
+	for _, want := range []string{
+		`labs/01-x/HINTS.md:9: hint "c" has no body`,
+		`labs/01-x/HINTS.md:7: "## Step 3" has no TestStep3 test`,
+		"README.md's ## Hints section does not link to HINTS.md",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("01-x: problems lack %q:\n%s", want, got)
+		}
+	}
+	if got := problems("02-y"); got != "" {
+		t.Errorf("02-y: got problems %q, want none", got)
+	}
+	if got := problems("03-z"); !strings.Contains(got, "labs/03-z/HINTS.md is missing") {
+		t.Errorf("03-z: got %q, want HINTS.md is missing", got)
 	}
 }
