@@ -216,9 +216,11 @@ func (lr *labRun) selfContained(ctx context.Context) error {
 	return nil
 }
 
-// readme (clause 9) checks the README's sections and step headings.
+// readme (clause 9) checks the README's sections and step headings, then
+// the hints in HINTS.md beside it.
 func (lr *labRun) readme(ctx context.Context) error {
 	lr.check(9, "README.md has the sections in order and a heading per step", lr.ws.readmeProblems(lr.info))
+	lr.check(9, "HINTS.md parses, its steps have tests, every hint has a body, and README.md links to it", lr.ws.hintsProblems(lr.info))
 	return nil
 }
 

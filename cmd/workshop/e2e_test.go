@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -43,7 +44,9 @@ func TestStep2Experiment(t *testing.T) {
 `,
 	"labs/01-timeouts/README.md": "# Lab 01\n\n## The story\n\n## The pattern\n\n## Steps\n\n" +
 		"### Step 1: Give up within the budget\n\n### Step 2: Run the experiment\n\n" +
-		"## Hints\n\n## Experiment\n\n## In production\n\n## Further reading\n",
+		"## Hints\n\nThe hints are in [HINTS.md](HINTS.md).\n\n## Experiment\n\n## In production\n\n## Further reading\n",
+	"labs/01-timeouts/HINTS.md": "# Lab 01 (timeouts): hints\n\n## Step 1\n\n### \"the budget is 0s\"\n\nReturn 2.\n\n" +
+		"## Step 2\n\n### \"ratio 0, want 5\"\n\nThe ratio is a constant.\n\n### \"see step 2\"\n\n```go\nfunc Ratio() int { return 5 }\n```\n",
 	"solutions/01-timeouts/timeouts.go": `// Package timeouts is the fixture's solution.
 package timeouts
 
@@ -134,10 +137,7 @@ func newFixtureRepo(t *testing.T) string {
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
 	t.Setenv("GOFLAGS", "")
-	cache := t.TempDir()
-	saved := userCacheDir
-	userCacheDir = func() (string, error) { return cache, nil }
-	t.Cleanup(func() { userCacheDir = saved })
+	useTempCacheDir(t)
 	root := t.TempDir()
 	writeFixture(t, root)
 	gitIn(t, root, "init", "-q")
@@ -253,6 +253,73 @@ func TestVerifyFixtureLab(t *testing.T) {
 		if want := "ratio 0, want 5: see step 2"; !strings.Contains(out.String(), want) {
 			t.Errorf("check output lacks the failure message %q:\n%s", want, out.String())
 		}
+	})
+
+	t.Run("hint shows the next hint of the first failing step, one per call", func(t *testing.T) {
+		cache := useTempCacheDir(t)
+		hint := func(args ...string) string {
+			t.Helper()
+			out.Reset()
+			if err := run(ctx, append([]string{"workshop", "-C", root, "hint"}, args...), &out, &out); err != nil {
+				t.Fatalf("hint %s: %v\n%s", strings.Join(args, " "), err, out.String())
+			}
+			return out.String()
+		}
+		expect := func(text string, wants ...string) {
+			t.Helper()
+			for _, want := range wants {
+				if !strings.Contains(text, want) {
+					t.Errorf("hint output lacks %q:\n%s", want, text)
+				}
+			}
+		}
+		first := hint("01")
+		expect(first,
+			"the first step that does not pass is step 2: Run the experiment",
+			"ratio 0, want 5: see step 2",
+			"Hint 1 of 2 for step 2: \"ratio 0, want 5\"\n\nThe ratio is a constant.\n",
+			"1 more hint(s) for step 2: run go run ./cmd/workshop hint 01 again.")
+		expect(hint("1"), "Hint 2 of 2 for step 2: \"see step 2\"\n\n```go\nfunc Ratio() int { return 5 }\n```\n", "That was the last hint for step 2.")
+		expect(hint("01-timeouts"), "You have seen all 2 hint(s) for step 2; here is the last one again.", "Hint 2 of 2 for step 2")
+
+		// Remembered outside the repository, per repository and lab.
+		data, err := os.ReadFile(filepath.Join(cache, "gophereats-workshop", "hints.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var state hintState
+		if err := json.Unmarshal(data, &state); err != nil || state.Repos[root]["01-timeouts"][2] != 2 {
+			t.Errorf("state file: %v, %s; want 2 hints of step 2 shown for lab 01 of %s", err, data, root)
+		}
+		if status, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=all").Output(); err != nil || strings.Contains(string(status), "??") {
+			t.Errorf("git status: %v; hint must leave no file in the repository:\n%s", err, status)
+		}
+
+		expect(hint("01", "--reset"), "Forgot the hints shown for lab 01")
+		expect(hint("01"), "Hint 1 of 2 for step 2")
+
+		// A corrupt state file is noted and replaced.
+		if err := os.WriteFile(filepath.Join(cache, "gophereats-workshop", "hints.json"), []byte("{not json"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		expect(hint("01"), "is corrupt", "Hint 1 of 2 for step 2")
+		expect(hint("01"), "Hint 2 of 2 for step 2")
+
+		// A lab that does not compile gets no hint; one that passes neither.
+		file := filepath.Join(root, "labs", "01-timeouts", "timeouts.go")
+		good, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.WriteFile(file, good, 0o644) })
+		os.WriteFile(file, append(good, "func broken() int { return missing }\n"...), 0o644)
+		out.Reset()
+		if err := run(ctx, []string{"workshop", "-C", root, "hint", "01"}, &out, &out); !errors.Is(err, errFailed) {
+			t.Errorf("hint on a lab that does not compile: got %v, want errFailed", err)
+		}
+		expect(out.String(), "does not compile: fix the compile error first", "undefined: missing")
+		os.WriteFile(file, []byte(strings.Replace(string(good), "func Ratio() int { return 0 }", "func Ratio() int { return 5 }", 1)), 0o644)
+		expect(hint("01"), "Every step of lab 01 passes: no hint needed", "solution 01")
 	})
 
 	t.Run("live builds the learner's code into the running system and passes the flags on", func(t *testing.T) {
@@ -382,6 +449,7 @@ func TestVerifyFixtureLab(t *testing.T) {
 			"FAIL 01-timeouts clause 6: mutant wrong-claim is caught by step 2: step 2 passes against the mutant (failing instead: step 1)",
 			"ok   01-timeouts clause 8: imports no other lab and no solution",
 			"ok   01-timeouts clause 9: README.md has the sections in order",
+			"ok   01-timeouts clause 9: HINTS.md parses, its steps have tests, every hint has a body, and README.md links to it",
 			"ok   clause 10: the running system builds with the pristine starters' learner code (go build -tags learner01 ./cmd/fooddelivery)",
 		} {
 			if !strings.Contains(text, want) {

@@ -1,8 +1,8 @@
 // Command workshop is the learner's and instructor's tool for the resilience
-// workshop: it shows progress, checks one lab, runs the whole system with a
-// learner's code, verifies the lab contract (CONTRIBUTING.md at the
-// repository's root, whose clause numbers verify cites) and pins the
-// starter files.
+// workshop: it shows progress, checks one lab, gives hints one at a time,
+// runs the whole system with a learner's code, verifies the lab contract
+// (CONTRIBUTING.md at the repository's root, whose clause numbers verify
+// cites) and pins the starter files.
 //
 // Usage, from anywhere inside the repository:
 //
@@ -10,6 +10,7 @@
 //	go run ./cmd/workshop status -json  the same as a results.json (Exercism test runner, version 3; see classResults)
 //	go run ./cmd/workshop gather DIR    merge learners' status -json files into a class table (-csv out.csv)
 //	go run ./cmd/workshop check 01      run lab 01's tests, summarised step by step
+//	go run ./cmd/workshop hint 01       the next hint for lab 01's first failing step; "hint 01 --reset" starts again
 //	go run ./cmd/workshop live 05       run the whole system with your labs/05-breaker code at its integration point
 //	go run ./cmd/workshop admin load 20 send a change to the running system's admin API
 //	go run ./cmd/workshop verify        the instructor's and CI's check of every lab and the project
@@ -45,6 +46,19 @@
 // "## Steps" each step is a level-3 heading "### Step N: title" (the colon may
 // also be a period or a dash). The title is what status prints as the next
 // thing to do, with a link to the heading's GitHub anchor (README.md#step-2-title).
+// "## Hints" holds only a link to HINTS.md.
+//
+// Hints. Each lab's hints are in labs/NN-name/HINTS.md (the format is
+// documented in hint.go): a level-2 heading "## Step N" per step, in
+// increasing order, and under it a level-3 heading per hint whose text is
+// the symptom the hint answers (a failure message), its body the Markdown
+// below, the gentlest hint first. hint runs the lab's tests, finds the first
+// step that does not pass and prints that step's next hint not yet shown.
+// What was shown is remembered per repository (its absolute path), lab and
+// step in gophereats-workshop/hints.json under the user's cache directory
+// (else their config directory), never in the repository; "hint NN --reset"
+// forgets it for lab NN. HINTS.md is not a Go file: it is not an editable
+// file of the lab.
 //
 // Solutions. solutions/NN-name/ holds files with exactly the lab's editable
 // file names, no _test.go file anywhere below it, and NOTES.md. Each file
@@ -106,7 +120,9 @@ Learners:
               type hint, list, check, solution or quit and Enter while it runs; --manual: Enter re-runs
               (for file systems that send no change notifications: WSL on /mnt, network drives)
   check NN    run one lab's tests (with -race where available) and summarise them step by step
-  hint NN     the next hint for the lab's first failing step, one per call, gentlest first
+  hint NN [--reset]
+              the next hint for the lab's first failing step, one per call, the gentlest first
+              (labs/NN-name/HINTS.md has them all); --reset forgets the hints shown for lab NN
   solution NN [-y]
               the reference solution against your code, then its notes (asks first if the lab
               does not pass yet; -y does not ask)
@@ -197,6 +213,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		rest = nil
 	case "gather": // reads the files named; needs no repository
 		return gather(rest, stdout, stderr)
+	case "hint":
+		if _, _, ok := hintArgs(rest); !ok {
+			return badUsage("hint takes a lab number and optionally --reset, for example: go run ./cmd/workshop hint 05")
+		}
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -208,7 +228,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "watch":
 		rest, manual = takeFlag(rest, "--manual", "-manual")
 	}
-	if err := checkArgs(cmd, rest); err != nil {
+	if err := checkArgs(cmd, rest); cmd != "hint" && err != nil {
 		return err
 	}
 
@@ -230,6 +250,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return ws.reset(ctx, rest[0], yes)
 	case "solution":
 		return ws.solution(ctx, rest[0], yes)
+	case "hint":
+		return ws.hint(ctx, rest)
 	case "live":
 		return ws.live(ctx, rest)
 	case "mutant":

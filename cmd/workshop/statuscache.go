@@ -40,13 +40,10 @@ type statusCache struct {
 // statusCacheTTL is how long an unused entry is kept.
 const statusCacheTTL = 7 * 24 * time.Hour
 
-// userCacheDir is os.UserCacheDir; tests point it at a temporary directory.
-var userCacheDir = os.UserCacheDir
-
 // workshopCacheDir returns the tool's directory in the user's cache
 // directory (created when missing).
 func workshopCacheDir(sub string) (string, error) {
-	base, err := userCacheDir()
+	base, err := os.UserCacheDir()
 	if err != nil {
 		return "", err
 	}

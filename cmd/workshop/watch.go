@@ -242,7 +242,12 @@ func (ws *workspace) watchCommand(ctx context.Context, w *progress, cmd string, 
 	case "q", "quit", "exit":
 		return true, nil
 	case "h", "hint":
-		return false, ws.hintFor(ctx, w, infos[current].lab)
+		fmt.Fprintln(w)
+		err := ws.showHint(ctx, w, infos[current].lab, false)
+		if errors.Is(err, errFailed) {
+			err = nil // it said why
+		}
+		return false, err
 	case "l", "list", "c", "check":
 		fmt.Fprintln(w)
 		_, err := ws.runLabs(ctx, infos, w, func(w io.Writer, o labOutcome, cached bool) {
@@ -282,10 +287,4 @@ func printLabLine(w io.Writer, o labOutcome) {
 	default:
 		fmt.Fprintf(w, "Lab %s %-16s %d of %d steps passed\n", l.Num(), l.Title(), o.passed(), len(o.steps))
 	}
-}
-
-// hintFor shows the next hint of lab l (see hint.go).
-func (ws *workspace) hintFor(ctx context.Context, w io.Writer, l lab) error {
-	fmt.Fprintf(w, "Hints: go run ./cmd/workshop hint %s (in another terminal)\n", l.Num())
-	return nil
 }
