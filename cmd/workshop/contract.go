@@ -202,7 +202,7 @@ func (lr *labRun) solution(ctx context.Context) error {
 
 // noSockets (clause 7): lab tests run on the in-memory network.
 func (lr *labRun) noSockets(ctx context.Context) error {
-	lr.check(7, "tests use no real sockets (httptest.NewServer, net.Listen)", lr.info.Tests.Sockets)
+	lr.check(7, "tests use no real sockets (httptest.NewServer, net.Listen, net.Dial)", lr.info.Tests.Sockets)
 	return nil
 }
 

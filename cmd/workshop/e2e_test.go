@@ -406,8 +406,8 @@ func TestVerifyFixtureLab(t *testing.T) {
 
 		out.Reset()
 		err = run(ctx, []string{"workshop", "-C", root, "mutant", "01", "off-by-two"}, &out, &out)
-		if !errors.Is(err, errUsage) || !strings.Contains(out.String(), `no mutant "off-by-two"`) {
-			t.Errorf("mutant 01 off-by-two: got %v, want errUsage naming the mutant:\n%s", err, out.String())
+		if !errors.Is(err, errFailed) || !strings.Contains(out.String(), `no mutant "off-by-two"`) || strings.Contains(out.String(), "usage:") {
+			t.Errorf("mutant 01 off-by-two: got %v, want errFailed naming the mutant, without the usage:\n%s", err, out.String())
 		}
 	})
 

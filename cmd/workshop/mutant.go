@@ -56,6 +56,7 @@ type edit struct {
 const mutantExt = ".txtar"
 
 var (
+	mutantName   = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 	mutantMarker = regexp.MustCompile(`^-- (old|new) (\S+) --$`)
 	mutantCaught = regexp.MustCompile(`^Caught by step ([0-9]+)\.?$`)
 )
@@ -175,9 +176,7 @@ func (m mutant) apply(rel string, refs map[string][]byte) (map[string][]byte, []
 			}
 			at := lineStarts(text, e.Old)
 			if len(at) != 1 {
-				first, _, _ := strings.Cut(strings.TrimLeft(e.Old, "\n"), "\n")
-				problems = append(problems, fmt.Sprintf("%s:%d: the old snippet (%q...) occurs %d times in the reference %s, want exactly once: update the mutant to the reference",
-					rel, e.Line, strings.TrimSpace(first), len(at), file))
+				problems = append(problems, fmt.Sprintf("%s:%d: %s", rel, e.Line, snippetProblem(text, file, e.Old, at)))
 				continue
 			}
 			spans = append(spans, span{at[0], at[0] + len(e.Old), e})
@@ -198,6 +197,39 @@ func (m mutant) apply(rel string, refs map[string][]byte) (map[string][]byte, []
 		out[file] = []byte(b.String())
 	}
 	return out, problems
+}
+
+// snippetProblem says why an old snippet does not occur exactly once in
+// the reference text (at lists where it does occur): where it occurs
+// twice, the lines; where it does not occur, the first of its lines that
+// the reference lacks, and the reference line that differs from it only
+// in spaces and tabs, if any. Whitespace is shown as Go quotes it.
+func snippetProblem(text, file, old string, at []int) string {
+	lineOf := func(offset int) int { return strings.Count(text[:offset], "\n") + 1 }
+	if len(at) > 1 {
+		var lines []string
+		for _, a := range at {
+			lines = append(lines, fmt.Sprint(lineOf(a)))
+		}
+		return fmt.Sprintf("the old snippet occurs %d times in %s (lines %s), want exactly once: add a neighbouring line to make it unique",
+			len(at), file, strings.Join(lines, ", "))
+	}
+	ref := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	snippet := strings.Split(strings.TrimSuffix(old, "\n"), "\n")
+	// The first snippet line that is no whole line of the reference, or
+	// the first that breaks the run of consecutive lines.
+	for i, want := range snippet {
+		if !slices.Contains(ref, want) {
+			msg := fmt.Sprintf("the old snippet does not occur in %s: its line %d, %q, is not a whole line of %s", file, i+1, want, file)
+			for n, have := range ref {
+				if strings.Join(strings.Fields(have), " ") == strings.Join(strings.Fields(want), " ") {
+					return msg + fmt.Sprintf("; %s:%d, %q, differs only in spaces or tabs (whole lines count, indentation and trailing spaces included)", file, n+1, have)
+				}
+			}
+			return msg + " (snippets are whole lines, copied exactly; has the reference changed?)"
+		}
+	}
+	return fmt.Sprintf("the old snippet does not occur in %s: each of its lines does, but not one after the other as in the snippet (%d lines, starting %q)", file, len(snippet), snippet[0])
 }
 
 // lineStarts returns the offsets at which snippet occurs in text at the
@@ -241,7 +273,12 @@ func (ws *workspace) labMutants(l lab) (dir string, mutants []mutant, problems [
 			problems = append(problems, err.Error())
 			continue
 		}
-		m, err := parseMutant(strings.TrimSuffix(e.Name(), mutantExt), data)
+		name := strings.TrimSuffix(e.Name(), mutantExt)
+		if !mutantName.MatchString(name) {
+			problems = append(problems, fmt.Sprintf("%s: name a mutant in lower case, words joined by dashes (like counts-404s%s)", rel, mutantExt))
+			continue
+		}
+		m, err := parseMutant(name, data)
 		if err != nil {
 			problems = append(problems, rel+": "+err.Error())
 			continue
@@ -249,6 +286,18 @@ func (ws *workspace) labMutants(l lab) (dir string, mutants []mutant, problems [
 		mutants = append(mutants, m)
 	}
 	return dir, mutants, problems
+}
+
+// stepProblem says why m's step is not one of the lab's steps, or "".
+func (m mutant) stepProblem(info labInfo) string {
+	if slices.Contains(info.Steps, m.Step) {
+		return ""
+	}
+	last := 0
+	if n := len(info.Steps); n > 0 {
+		last = info.Steps[n-1]
+	}
+	return fmt.Sprintf("the mutant names step %d, but lab %s has steps 1 to %d (its ### Step N headings and TestStep<N> tests)", m.Step, info.Num(), last)
 }
 
 // readReferences reads the solution's files (base name -> path).

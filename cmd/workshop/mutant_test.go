@@ -68,12 +68,15 @@ func TestMutantApply(t *testing.T) {
 	}
 
 	for name, c := range map[string]struct{ src, want string }{
-		"twice":       {"-- old x.go --\n\treturn 2\n-- new x.go --\n\treturn 3\n", "m.txtar:3: the old snippet (\"return 2\"...) occurs 2 times in the reference x.go"},
-		"missing":     {"-- old x.go --\nfunc D() {}\n-- new x.go --\n", "occurs 0 times"},
-		"mid-line":    {"-- old x.go --\nint { return 1 }\n-- new x.go --\n", "occurs 0 times"},
-		"overlap":     {"-- old x.go --\nfunc B() int {\n\treturn 2\n-- new x.go --\n-- old x.go --\n\treturn 2\n}\n\nfunc C() int {\n-- new x.go --\n", "overlaps"},
-		"other file":  {"-- old y.go --\na\n-- new y.go --\nb\n", "edits y.go, which is not one of the lab's editable files"},
-		"after a fix": {"-- old x.go --\nfunc A() int { return 9 }\n-- new x.go --\n", "update the mutant to the reference"},
+		"twice":        {"-- old x.go --\n\treturn 2\n-- new x.go --\n\treturn 3\n", `m.txtar:3: the old snippet occurs 2 times in x.go (lines 6, 10), want exactly once: add a neighbouring line`},
+		"missing":      {"-- old x.go --\nfunc D() {}\n-- new x.go --\n", `its line 1, "func D() {}", is not a whole line of x.go (snippets are whole lines`},
+		"mid-line":     {"-- old x.go --\nint { return 1 }\n-- new x.go --\n", `its line 1, "int { return 1 }", is not a whole line`},
+		"spaces":       {"-- old x.go --\nfunc B() int {\n    return 2\n}\n-- new x.go --\n", `its line 2, "    return 2", is not a whole line of x.go; x.go:6, "\treturn 2", differs only in spaces or tabs`},
+		"trailing":     {"-- old x.go --\nfunc A() int { return 1 } \n-- new x.go --\n", `x.go:3, "func A() int { return 1 }", differs only in spaces or tabs`},
+		"out of order": {"-- old x.go --\n\treturn 2\nfunc B() int {\n-- new x.go --\n", "each of its lines does, but not one after the other"},
+		"overlap":      {"-- old x.go --\nfunc B() int {\n\treturn 2\n-- new x.go --\n-- old x.go --\n\treturn 2\n}\n\nfunc C() int {\n-- new x.go --\n", "overlaps"},
+		"other file":   {"-- old y.go --\na\n-- new y.go --\nb\n", "edits y.go, which is not one of the lab's editable files"},
+		"after a fix":  {"-- old x.go --\nfunc A() int { return 9 }\n-- new x.go --\n", "has the reference changed?"},
 	} {
 		_, problems := apply(c.src)
 		if len(problems) != 1 || !strings.Contains(problems[0], c.want) {

@@ -24,11 +24,11 @@ func (ws *workspace) mutantCmd(ctx context.Context, args []string) error {
 		return errUsage
 	}
 	dir, mutants, problems := ws.labMutants(l)
-	for _, p := range problems {
-		fmt.Fprintf(ws.stderr, "%s\n", p)
-	}
 	w := ws.stdout
 	if len(args) == 1 {
+		for _, p := range problems {
+			fmt.Fprintf(ws.stderr, "%s\n", p)
+		}
 		fmt.Fprintf(w, "%d mutants in %s:\n", len(mutants), dir)
 		for _, m := range mutants {
 			fmt.Fprintf(w, "  step %d  %-32s %s\n", m.Step, m.Name, m.Pitfall)
@@ -39,16 +39,18 @@ func (ws *workspace) mutantCmd(ctx context.Context, args []string) error {
 		}
 		return nil
 	}
+	// One mutant: only its own problems matter here.
 	name := strings.TrimSuffix(args[1], mutantExt)
-	var m *mutant
-	for i := range mutants {
-		if mutants[i].Name == name {
-			m = &mutants[i]
-		}
+	rel := path.Join(dir, name+mutantExt)
+	data, err := os.ReadFile(ws.abs(rel))
+	if err != nil {
+		fmt.Fprintf(ws.stderr, "no mutant %q: there is no %s (go run ./cmd/workshop mutant %s lists them)\n", name, rel, l.Num())
+		return errFailed
 	}
-	if m == nil {
-		fmt.Fprintf(ws.stderr, "no mutant %q in %s; go run ./cmd/workshop mutant %s lists them\n", name, dir, l.Num())
-		return errUsage
+	m, err := parseMutant(name, data)
+	if err != nil {
+		fmt.Fprintf(w, "%s: %v\n", rel, err)
+		return errFailed
 	}
 	info, err := ws.labInfo(l)
 	if err != nil {
@@ -66,7 +68,10 @@ func (ws *workspace) mutantCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	rel := path.Join(dir, m.Name+mutantExt)
+	if p := m.stepProblem(info); p != "" {
+		fmt.Fprintf(w, "%s: %s\n", rel, p)
+		return errFailed
+	}
 	edited, problems := m.apply(rel, refs)
 	if len(problems) > 0 {
 		for _, p := range problems {
@@ -95,7 +100,7 @@ func (ws *workspace) mutantCmd(ctx context.Context, args []string) error {
 	}
 	defer os.RemoveAll(tmp)
 	fmt.Fprintf(w, "Running go test -count=1 %s against the mutant ...\n\n", l.Pattern())
-	o, _ := ws.runMutant(ctx, l, info, editable, solFiles, refs, *m, tmp, "-count=1")
+	o, _ := ws.runMutant(ctx, l, info, editable, solFiles, refs, m, tmp, "-count=1")
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -108,7 +113,7 @@ func (ws *workspace) mutantCmd(ctx context.Context, args []string) error {
 	}
 	printSteps(w, info, o)
 	fmt.Fprintln(w)
-	if why, detail := mutantVerdict(o, *m); why != "" {
+	if why, detail := mutantVerdict(o, m); why != "" {
 		fmt.Fprintf(w, "NOT CAUGHT: %s\n", why)
 		for _, line := range detail {
 			fmt.Fprintf(w, "    %s\n", line)

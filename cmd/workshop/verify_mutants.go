@@ -34,6 +34,10 @@ func (lr *labRun) mutants(ctx context.Context) error {
 			return ctx.Err()
 		}
 		what := fmt.Sprintf("mutant %s is caught by step %d", m.Name, m.Step)
+		if p := m.stepProblem(lr.info); p != "" {
+			lr.fail(6, what, p, nil)
+			continue
+		}
 		o, problems := lr.ws.runMutant(ctx, lr.lab, lr.info, lr.editable, lr.solFiles, refs, m, lr.tmp, "-count=1")
 		switch {
 		case problems != nil:

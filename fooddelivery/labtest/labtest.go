@@ -17,6 +17,12 @@
 //				...
 //			})
 //	}
+//
+// Beside Run and StartSystem, the package holds the fixtures several labs
+// share, so that each lab's rig_test.go only has what is its own: the
+// standard test order (PizzaOrder, PizzaOrderJSON), request counters per
+// service route (Received, Charges, OrderCalls, MenuCalls) and a spy
+// transport that records each attempt below the code under test (Spy).
 package labtest
 
 import (

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,18 +20,52 @@ import (
 	retries "github.com/gophereats/resilience/labs/03-retries"
 )
 
+// The rig and the helpers of every step are here.
+// The step tests are in stepN_test.go, one file per README step; the
+// experiment, the last step, is in step6_experiment_test.go (go test runs
+// the files in name order, so it runs after the other steps).
+
+const (
+	charges   = "POST /charges" // payment's charge route
+	listing   = "GET /charges"  // payment's read route: the charges of an order
+	tolerance = time.Millisecond
+)
+
+// callError is the *fooddelivery.CallError in err's chain, or nil.
+func callError(err error) *fooddelivery.CallError {
+	var ce *fooddelivery.CallError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	return nil
+}
+
+// response is a response with status and the header name/value pairs,
+// for the tests that call Retryable directly.
+func response(status int, header ...string) *http.Response {
+	h := http.Header{}
+	for i := 0; i+1 < len(header); i += 2 {
+		h.Set(header[i], header[i+1])
+	}
+	return &http.Response{StatusCode: status, Header: h, Body: http.NoBody}
+}
+
 // The test rig: the whole food-delivery system, with your Transport as the
 // transport of the order service's payment client:
 //
 //	order service -> [chargeKeys] -> your Transport -> spy -> net/http.Transport -> payment
 //
-// The spy sits below your Transport, so it counts your attempts exactly
+// The spy (a labtest.Spy) records each attempt, runs the test's hooks
+// around it (Before, After, SwapBody) and tracks each response body. It
+// sits below your Transport, so it counts your attempts exactly
 // (net/http.Transport may resend a request on its own below it; see the
 // README). chargeKeys, when on, gives every charge an Idempotency-Key, as
 // the order service will once lab 08 is done.
 type rig struct {
 	sys       *system.System
-	spy       *spy
+	spy       *labtest.Spy
+	base      *http.Transport // the net/http.Transport below the spy
+	dials     atomic.Int64    // connections base dialled
 	transport *retries.Transport
 	// payments calls the payment service directly through the same
 	// client the order service uses (your Transport, the spy).
@@ -52,8 +86,15 @@ func newRig(t *testing.T, o options) *rig {
 	r := &rig{}
 	r.sys = labtest.StartSystem(t, system.Config{
 		PaymentClient: func(n *memnet.Network) *http.Client {
-			r.spy = newSpy(n)
-			r.spy.base.ResponseHeaderTimeout = o.attemptTimeout
+			d := &memnet.Dialer{Network: n}
+			r.base = &http.Transport{
+				DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+					r.dials.Add(1)
+					return d.DialContext(ctx, network, addr)
+				},
+				ResponseHeaderTimeout: o.attemptTimeout,
+			}
+			r.spy = &labtest.Spy{Base: r.base}
 			r.transport = &retries.Transport{Base: r.spy}
 			if o.configure != nil {
 				o.configure(r.transport)
@@ -69,157 +110,16 @@ func newRig(t *testing.T, o options) *rig {
 	// Bodies your Transport dropped without closing would pin goroutines
 	// of net/http past the end of the test; step 5 checks them itself, so
 	// the other steps close them here rather than report a leak.
-	t.Cleanup(r.spy.closeBodies)
+	t.Cleanup(r.spy.CloseBodies)
 	return r
 }
 
 // received is how many requests reached payment's route.
 func (r *rig) received(route string) int64 {
-	return r.sys.Metrics.Route("payment", route).Received.Load()
+	return labtest.Received(r.sys, "payment", route)
 }
 
-var pizza = fooddelivery.PlaceOrderInput{
-	RestaurantID: system.SampleRestaurant,
-	Items:        []fooddelivery.OrderItem{{DishID: system.SampleDish, Quantity: 2}},
-	Card:         "tok_visa",
-}
-
-// spy is an http.RoundTripper below the Transport under test. It records
-// every attempt, runs the test's hooks around them, tracks what happens to
-// each response body, and counts the connections dialled.
-type spy struct {
-	base  *http.Transport
-	dials atomic.Int64
-
-	mu       sync.Mutex
-	attempts []*attempt
-	before   func(n int)               // runs before attempt n (1-based) is sent
-	after    func(n int)               // runs when attempt n's answer arrived
-	swapBody func(n int) io.ReadCloser // replaces the body of attempt n's response, when not nil
-}
-
-type attempt struct {
-	start, end time.Time
-	status     int   // 0 when no response arrived
-	err        error // the transport's error, if any
-	body       *trackedBody
-}
-
-func newSpy(n *memnet.Network) *spy {
-	s := &spy{}
-	d := &memnet.Dialer{Network: n}
-	s.base = &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		s.dials.Add(1)
-		return d.DialContext(ctx, network, addr)
-	}}
-	return s
-}
-
-func (s *spy) RoundTrip(req *http.Request) (*http.Response, error) {
-	a := &attempt{start: time.Now()}
-	s.mu.Lock()
-	s.attempts = append(s.attempts, a)
-	n := len(s.attempts)
-	before, after, swap := s.before, s.after, s.swapBody
-	s.mu.Unlock()
-	if before != nil {
-		before(n)
-	}
-	resp, err := s.base.RoundTrip(req)
-	s.mu.Lock()
-	a.end, a.err = time.Now(), err
-	if resp != nil {
-		a.status = resp.StatusCode
-		if swap != nil {
-			if b := swap(n); b != nil {
-				resp.Body.Close()
-				resp.Body = b
-			}
-		}
-		a.body = &trackedBody{ReadCloser: resp.Body}
-		resp.Body = a.body
-	}
-	s.mu.Unlock()
-	if after != nil {
-		after(n)
-	}
-	return resp, err
-}
-
-// CloseIdleConnections lets the system close the connections at shutdown.
-func (s *spy) CloseIdleConnections() { s.base.CloseIdleConnections() }
-
-// closeBodies closes every response body that is still open.
-func (s *spy) closeBodies() {
-	for _, a := range s.all() {
-		if a.body != nil {
-			a.body.Close()
-		}
-	}
-}
-
-// count is the number of attempts so far.
-func (s *spy) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.attempts)
-}
-
-// all returns a copy of the attempts so far.
-func (s *spy) all() []attempt {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]attempt, len(s.attempts))
-	for i, a := range s.attempts {
-		out[i] = *a
-	}
-	return out
-}
-
-// gaps returns the time between the end of each attempt and the start of
-// the next one (for a single request's attempts).
-func (s *spy) gaps() []time.Duration {
-	all := s.all()
-	var out []time.Duration
-	for i := 1; i < len(all); i++ {
-		out = append(out, all[i].start.Sub(all[i-1].end))
-	}
-	return out
-}
-
-// trackedBody records how much of a response body was read, whether it
-// was read to the end, and whether it was closed.
-type trackedBody struct {
-	io.ReadCloser
-	mu     sync.Mutex
-	read   int64
-	eof    bool
-	closed bool
-}
-
-func (b *trackedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	b.mu.Lock()
-	b.read += int64(n)
-	if err == io.EOF {
-		b.eof = true
-	}
-	b.mu.Unlock()
-	return n, err
-}
-
-func (b *trackedBody) Close() error {
-	b.mu.Lock()
-	b.closed = true
-	b.mu.Unlock()
-	return b.ReadCloser.Close()
-}
-
-func (b *trackedBody) state() (read int64, eof, closed bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.read, b.eof, b.closed
-}
+var pizza = labtest.PizzaOrder()
 
 // chargeKeys gives every charge (POST /charges) an Idempotency-Key made
 // from its order id, so that a charge may be retried. The payment service
@@ -261,7 +161,8 @@ func (c chargeKeys) RoundTrip(req *http.Request) (*http.Response, error) {
 type streamBody struct{ r io.Reader }
 
 func (s *streamBody) Read(p []byte) (int, error) { return s.r.Read(p) }
-func (s *streamBody) Close() error               { return nil }
+
+func (s *streamBody) Close() error { return nil }
 
 // bigBody is a response body of size bytes, for the bounded-drain test.
 func bigBody(size int) io.ReadCloser {

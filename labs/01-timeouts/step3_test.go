@@ -1,0 +1,111 @@
+package timeouts_test
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	timeouts "github.com/gophereats/resilience/labs/01-timeouts"
+)
+
+func TestStep3TimeoutFromMeasuredLatencies(t *testing.T) {
+	cases := []struct {
+		name    string
+		samples []time.Duration
+		rate    float64
+	}{
+		{"1% of 1000 samples", latencies(1, 1000), 0.01},
+		{"0.1% of 1000 samples", latencies(2, 1000), 0.001},
+		{"5% of 1000 samples", latencies(3, 1000), 0.05},
+		{"10% of 20 samples", latencies(4, 20), 0.10},
+		{"1% of 150 samples", latencies(7, 150), 0.01},
+		{"10% of 25 samples", latencies(8, 25), 0.10},
+		{"all samples equal", slices.Repeat([]time.Duration{80 * time.Millisecond}, 50), 0.01},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+				given := slices.Clone(c.samples)
+				got, err := timeouts.TimeoutFromLatencies(given, c.rate)
+				if err != nil {
+					t.Fatalf("step 3: TimeoutFromLatencies(%d samples, %v) failed: %v", len(c.samples), c.rate, err)
+				}
+				if i := firstDifference(c.samples, given); i >= 0 {
+					t.Errorf("step 3: TimeoutFromLatencies changed the caller's samples (sample %d was %v, now %v): "+
+						"sort a copy, not the caller's slice", i, c.samples[i], given[i])
+				}
+
+				allowed := math.Floor(c.rate*float64(len(c.samples)) + 1e-9) // samples allowed above the timeout
+				above, atOrAbove := exceeding(c.samples, got)
+				if float64(above) > allowed {
+					t.Errorf("step 3: with a timeout of %v, %d of %d measured requests would have timed out; "+
+						"a false-timeout rate of %v allows at most %.1f. Pick a higher percentile.", got, above, len(c.samples), c.rate, allowed)
+				}
+				if float64(atOrAbove) <= allowed {
+					t.Errorf("step 3: a timeout of %v is longer than needed: only %d of %d samples reach it, and %v allows %.1f "+
+						"to time out. The timeout is the smallest sample that at most %.1f samples exceed.",
+						got, atOrAbove, len(c.samples), c.rate, allowed, allowed)
+				}
+			})
+		})
+	}
+}
+
+func TestStep3RejectsBadInput(t *testing.T) {
+	ok := latencies(5, 10)
+	cases := []struct {
+		name    string
+		samples []time.Duration
+		rate    float64
+	}{
+		{"no samples", nil, 0.01},
+		{"zero rate", ok, 0},
+		{"rate of one", ok, 1},
+		{"negative rate", ok, -0.1},
+		{"rate is not a number", ok, math.NaN()},
+		{"negative sample", []time.Duration{10 * time.Millisecond, -time.Millisecond}, 0.01},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+				got, err := timeouts.TimeoutFromLatencies(c.samples, c.rate)
+				assert.Error(t, err, "step 3: TimeoutFromLatencies(%v, %v) returned %v; bad input must be an error, not a guess", c.samples, c.rate, got)
+			})
+		})
+	}
+}
+
+func TestStep3OrdinarySlowPaymentsSucceed(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		samples := latencies(6, 1000)
+		timeout, err := timeouts.TimeoutFromLatencies(samples, 0.01)
+		if err != nil {
+			t.Fatalf("step 3: TimeoutFromLatencies(1000 samples, 1%%) failed: %v", err)
+		}
+		sorted := slices.Sorted(slices.Values(samples))
+		ordinary := sorted[900] // the 90th percentile: slow, but normal
+
+		sys := start(t, timeout, 10)
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Latency: ordinary}))
+		_, err = sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
+		require.NoError(t, err, "step 3: payment took %v, the 90th percentile of its measured latency, and the timeout derived "+
+			"for a 1%% false-timeout rate is %v, yet the order failed", ordinary, timeout)
+
+		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Latency: 3 * sorted[len(sorted)-1]}))
+		began := time.Now()
+		_, err = sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
+		took := time.Since(began)
+		if err == nil || took > timeout+slack {
+			t.Fatalf("step 3: payment took %v, slower than any measured request; PlaceOrder waited %v (error: %v), "+
+				"but the derived timeout is %v. NewPaymentClient must use the timeout it is given, not a constant of its own.",
+				3*sorted[len(sorted)-1], took, err, timeout)
+		}
+	})
+}

@@ -1,0 +1,158 @@
+package retries_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	retries "github.com/gophereats/resilience/labs/03-retries"
+)
+
+func TestStep4ParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, time.March, 14, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		header string
+		want   time.Duration
+		ok     bool
+	}{
+		{"120", 2 * time.Minute, true},
+		{"0", 0, true},
+		{"Sat, 14 Mar 2026 12:01:30 GMT", 90 * time.Second, true},    // IMF-fixdate
+		{"Saturday, 14-Mar-26 12:01:30 GMT", 90 * time.Second, true}, // RFC 850 (obsolete)
+		{"Sat Mar 14 12:01:30 2026", 90 * time.Second, true},         // asctime (obsolete)
+		{"Sat, 14 Mar 2026 11:59:00 GMT", 0, true},                   // already past: no wait
+		{"", 0, false},
+		{"-5", 0, false},
+		{"1.5", 0, false},
+		{"soon", 0, false},
+	}
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		for _, c := range cases {
+			h := http.Header{}
+			if c.header != "" {
+				h.Set("Retry-After", c.header)
+			}
+			got, ok := retries.RetryAfter(h, now)
+			if got != c.want || ok != c.ok {
+				t.Errorf("step 4: RetryAfter(%q) at %s = (%v, %v), want (%v, %v)",
+					c.header, now.Format(time.DateTime), got, ok, c.want, c.ok)
+			}
+		}
+	})
+}
+
+func TestStep4RetryAfterIsHonoured(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		status int
+		header func(now time.Time) string
+	}{
+		{"503 with Retry-After in seconds", http.StatusServiceUnavailable, func(time.Time) string { return "2" }},
+		{"429 with Retry-After as an HTTP-date", http.StatusTooManyRequests, func(now time.Time) string {
+			return now.Add(3 * time.Second).UTC().Format(http.TimeFormat)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+				r := newRig(t, options{})
+				header := c.header(time.Now())
+				require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: c.status, RetryAfter: header}))
+				r.spy.Before = func(n int) {
+					if n == 2 {
+						r.sys.Faults.Clear("payment", listing)
+					}
+				}
+				_, err := r.payments.Charges(context.Background(), "")
+				gaps := r.spy.Gaps()
+				require.NotEmpty(t, gaps, "step 4: payment answered %d with Retry-After %q; your Transport did not retry (error: %v)",
+					c.status, header, err)
+				first := r.spy.Attempts()[0]
+				// What the header asks, worked out here (not with your
+				// RetryAfter), from the moment the answer arrived.
+				asked := time.Duration(0)
+				if secs, err := strconv.Atoi(header); err == nil {
+					asked = time.Duration(secs) * time.Second
+				} else if when, err := http.ParseTime(header); err == nil {
+					asked = when.Sub(first.End)
+				}
+				// The longest first backoff with the defaults: min(cap, base x 2^1).
+				ceiling := min(retries.DefaultMaxDelay, 2*retries.DefaultBaseDelay)
+				if longest := max(asked, ceiling); gaps[0] < asked-tolerance || gaps[0] > longest+tolerance {
+					want := fmt.Sprintf("between %v and %v", asked, longest)
+					if longest == asked {
+						want = asked.String()
+					}
+					t.Fatalf("step 4: payment answered %d with Retry-After %q (%v from then); your Transport retried after %v, "+
+						"want %s. Wait max(Retry-After, your backoff): never less than the server asked (a retry sooner "+
+						"only meets the same answer), and longer only when your own backoff is (at most %v here).",
+						c.status, header, asked, gaps[0], want, ceiling)
+				}
+				require.NoError(t, err, "step 4: the retry after the wait payment asked for should have succeeded")
+			})
+		})
+	}
+}
+
+func TestStep4RetryAfterZeroKeepsTheJitter(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		const clients = 20
+		r := newRig(t, options{configure: func(tr *retries.Transport) { tr.Attempts = 2 }})
+		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable, RetryAfter: "0"}))
+
+		began := time.Now()
+		var wg sync.WaitGroup
+		for range clients {
+			wg.Go(func() { r.payments.Charges(context.Background(), "") })
+		}
+		wg.Wait()
+
+		instants := map[time.Time]bool{}
+		for _, a := range r.spy.Attempts() {
+			if a.Start.After(began) {
+				instants[a.Start] = true
+			}
+		}
+		if len(instants) == 0 {
+			t.Fatalf("step 4: %d reads met payment's 503 with Retry-After: 0 at the same moment, and all of them retried "+
+				"at that very instant. Retry-After is the least the server asks, not a replacement for your backoff: "+
+				"wait max(Retry-After, backoff), so the jitter still spreads the clients.", clients)
+		}
+		if len(instants) < clients*3/4 {
+			t.Fatalf("step 4: %d reads met payment's 503 with Retry-After: 0 at the same moment; their retries went out at "+
+				"%d distinct instants (want at least %d). Retry-After is the least the server asks, not a replacement for "+
+				"your backoff: wait max(Retry-After, backoff), so the jitter still spreads the clients.",
+				clients, len(instants), clients*3/4)
+		}
+	})
+}
+
+func TestStep4RetryAfterBeyondTheDeadline(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		const budget = 2 * time.Second
+		r := newRig(t, options{})
+		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable, RetryAfter: "30"}))
+
+		ctx, cancel := context.WithTimeout(context.Background(), budget)
+		defer cancel()
+		began := time.Now()
+		_, err := r.payments.Charges(ctx, "")
+		took := time.Since(began)
+
+		if r.spy.Count() != 1 || took > 10*tolerance || !errors.Is(err, fooddelivery.ErrUnavailable) {
+			t.Fatalf("step 4: payment answered 503 with Retry-After: 30 and the caller's deadline was %v away; your "+
+				"Transport made %d attempts and returned after %v with %q. A retry sooner than the server asked only "+
+				"meets the same answer, and one after the deadline reaches nobody: return payment's 503 at once.",
+				budget, r.spy.Count(), took, err)
+		}
+	})
+}

@@ -1,0 +1,190 @@
+package breaker_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/payment"
+	"github.com/gophereats/resilience/fooddelivery/system"
+	breaker "github.com/gophereats/resilience/labs/05-breaker"
+)
+
+func TestStep3DependencyFailuresCount(t *testing.T) {
+	cases := []struct {
+		name  string
+		route string
+		fault faults.Fault
+	}{
+		{"payment answers 503", "POST /charges", faults.Fault{Status: http.StatusServiceUnavailable}},
+		{"payment answers 500", "POST /charges", faults.Fault{Status: http.StatusInternalServerError}},
+		{"payment answers 429 Too Many Requests", "POST /charges", faults.Fault{Status: http.StatusTooManyRequests}},
+		{"payment hangs past the timeout", "POST /charges", faults.Fault{Hang: time.Minute}},
+		{"payment refuses connections", "", faults.Fault{Connect: memnet.Refused}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+				sys, cb := start(t, breaker.Settings{})
+				require.NoError(t, sys.Faults.Set("payment", c.route, c.fault), "setting up the fault")
+				for range 5 {
+					_, err := place(sys)
+					require.Error(t, err, "step 3: %s, yet an order succeeded", c.name)
+				}
+				if s := cb.State(); s != breaker.Open {
+					t.Fatalf("step 3: %s: 5 orders in a row failed and the breaker is %v. Timeouts, connection errors, "+
+						"5xx and 429 (payment saying it is overloaded) are the dependency's failures "+
+						"(fooddelivery.ErrTimeout, ErrUnavailable): they must count.", c.name, s)
+				}
+				sys.Faults.Clear("payment", c.route)
+				before := labtest.Charges(sys)
+				_, err := place(sys)
+				if err == nil || labtest.Charges(sys) != before {
+					t.Fatalf("step 3: %s: the breaker is open, yet the next order reached payment (error: %v)", c.name, err)
+				}
+			})
+		})
+	}
+}
+
+func TestStep3CallerMistakesDoNotCount(t *testing.T) {
+	declined := pizza
+	declined.Card = payment.DeclinedCard // 402
+	cases := []struct {
+		name  string
+		fault faults.Fault
+		order fooddelivery.PlaceOrderInput
+	}{
+		{"payment answers 404", faults.Fault{Status: http.StatusNotFound}, pizza},
+		{"payment answers 422", faults.Fault{Status: http.StatusUnprocessableEntity}, pizza},
+		{"payment answers 400", faults.Fault{Status: http.StatusBadRequest}, pizza},
+		{"the card is declined (402)", faults.Fault{}, declined},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+				sys, cb := start(t, breaker.Settings{})
+				setPayment(t, sys, c.fault)
+				for range 10 {
+					_, err := sys.Orders().PlaceOrder(context.Background(), "alice", c.order)
+					require.Error(t, err, "step 3: %s, yet the order succeeded", c.name)
+				}
+				if s, n := cb.State(), labtest.Charges(sys); s != breaker.Closed || n != 10 {
+					t.Fatalf("step 3: %s for 10 orders; the breaker is %v and %d of 10 charges reached payment. "+
+						"A 4xx is about the caller's request, not the dependency's health (fooddelivery.ErrRejected, "+
+						"ErrNotFound, CallError.Status 400-499): it must not count as a failure.", c.name, s, n)
+				}
+				setPayment(t, sys, faults.Fault{})
+				_, err := place(sys)
+				require.NoError(t, err, "step 3: after %s, a good order failed: the breaker must still be closed", c.name)
+			})
+		})
+	}
+}
+
+func TestStep3SlowSuccessesCount(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		sys, cb := start(t, breaker.Settings{SlowCall: time.Second})
+		setPayment(t, sys, faults.Fault{Latency: 900 * time.Millisecond})
+		for range 10 {
+			_, err := place(sys)
+			require.NoError(t, err, "step 3: payment took 900ms, within its %v timeout, yet an order failed", paymentTimeout)
+		}
+		require.Equal(t, breaker.Closed, cb.State(),
+			"step 3: payments took 900ms, faster than the 1s Settings.SlowCall: they are successes and the breaker stays closed")
+
+		setPayment(t, sys, faults.Fault{Latency: slowPayment})
+		for range 5 {
+			_, err := place(sys)
+			require.NoError(t, err, "step 3: payment took %v, within its %v timeout, yet an order failed", slowPayment, paymentTimeout)
+		}
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 3: 5 payments in a row succeeded but took %v each, more than Settings.SlowCall (1s); the breaker is %v. "+
+				"A success slower than SlowCall counts as a failure: measure how long the call took.", slowPayment, s)
+		}
+
+		// A slow answer about the caller's own request is still not payment's failure.
+		cb = breaker.New(breaker.Settings{Name: "test", SlowCall: time.Second, Logger: quiet})
+		notFound := fmt.Errorf("payment: %w", fooddelivery.ErrNotFound)
+		for range 10 {
+			cb.Do(context.Background(), func(context.Context) error { time.Sleep(slowPayment); return notFound })
+		}
+		if s := cb.State(); s != breaker.Closed {
+			t.Fatalf("step 3: 10 calls in a row answered 404 Not Found after %v each (Settings.SlowCall 1s); the breaker is %v. "+
+				"SlowCall judges successes only: a 4xx is about the caller's request however long it took.", slowPayment, s)
+		}
+	})
+}
+
+func TestStep3CallersWhoGiveUpDoNotCount(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		sys, cb := start(t, breaker.Settings{})
+		setPayment(t, sys, faults.Fault{Latency: time.Second})
+		for range 6 {
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			sys.Orders().PlaceOrder(ctx, "alice", pizza)
+			cancel()
+			time.Sleep(time.Second) // let the order service notice
+		}
+		if s := cb.State(); s != breaker.Closed {
+			t.Fatalf("step 3: 6 customers gave up on their order after 100ms, while payment (healthy, 1s) was still working; "+
+				"the breaker is %v. A call cancelled because its caller left says nothing about the dependency: "+
+				"when ctx is cancelled (errors.Is(ctx.Err(), context.Canceled)), do not count the outcome.", s)
+		}
+		_, err := place(sys)
+		require.NoError(t, err, "step 3: a customer who waited got no order: the breaker must still be closed")
+	})
+}
+
+func TestStep3AnExpiredDeadlineCounts(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		const budget = 300 * time.Millisecond
+		sys := labtest.StartSystem(t, system.Config{})
+		cb := breaker.New(breaker.Settings{Name: "checkout->payment", Logger: quiet})
+		payer := breaker.Payer{Breaker: cb, Next: payment.NewClient(sys.HTTPClient(), memnet.ServiceURL("payment"))}
+		setPayment(t, sys, faults.Fault{Hang: time.Minute})
+		var last error
+		for i := range 5 {
+			ctx, cancel := context.WithTimeout(context.Background(), budget)
+			_, last = payer.Charge(ctx, fooddelivery.ChargeRequest{OrderID: fmt.Sprintf("ord-%d", i), AmountCents: 1200, Card: "tok_visa"})
+			cancel()
+		}
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 3: payment hung; 5 charges in a row gave up when their caller's %v deadline expired "+
+				"(last error: %v) and the breaker is %v. An expired deadline (context.DeadlineExceeded) is the dependency "+
+				"being slower than it may be: judge the call's error like any other (a timeout counts). Only a caller who "+
+				"left (context.Canceled) says nothing about the dependency.", budget, last, s)
+		}
+	})
+}
+
+func TestStep3SettingsIsFailureDecides(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet, IsFailure: func(error) bool { return false }})
+		fail(cb, 10)
+		if s := cb.State(); s != breaker.Closed {
+			t.Fatalf("step 3: Settings.IsFailure says no error counts; 10 calls failed with ErrUnavailable and the breaker is %v. "+
+				"Judge errors with Settings.IsFailure (Failure is only its default, for a nil IsFailure).", s)
+		}
+	})
+}
+
+func TestStep3AnAbandonedTrialDecidesNothing(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet})
+		abandonTrial(t, 3, cb)
+		if s := cb.State(); s != breaker.HalfOpen {
+			t.Fatalf("step 3: the breaker was half-open and its trial call's caller gave up (ctx cancelled) before payment "+
+				"answered; the breaker is now %v. An abandoned call says nothing about payment, a trial no more than any "+
+				"other: it must neither close the breaker (a success) nor open it again (a failure). It stays half-open.", s)
+		}
+	})
+}

@@ -1,0 +1,230 @@
+package breaker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	breaker "github.com/gophereats/resilience/labs/05-breaker"
+)
+
+func TestStep4HalfOpenAdmitsOnlyAFewTrials(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		const trials, customers = 2, 20
+		sys, cb := start(t, breaker.Settings{HalfOpenCalls: trials})
+		trip(t, sys, 5)
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 4: payment failed 5 times in a row and the breaker is %v; it must be open before this test can "+
+				"look at half-open. Finish step 1 first.", s)
+		}
+		time.Sleep(openFor)
+		setPayment(t, sys, faults.Fault{Latency: 500 * time.Millisecond}) // recovered, still warming up
+
+		before := labtest.Charges(sys)
+		var mu sync.Mutex
+		var quick, succeeded int
+		var wg sync.WaitGroup
+		for range customers {
+			wg.Go(func() {
+				took, err := place(sys)
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					succeeded++
+				} else if took <= fast {
+					quick++
+				}
+			})
+		}
+		wg.Wait()
+		reached := labtest.Charges(sys) - before
+		if reached != trials || succeeded != trials || quick != customers-trials {
+			t.Fatalf("step 4: %d customers ordered at once while the breaker was half-open (Settings.HalfOpenCalls = %d); "+
+				"%d charges reached payment, %d orders succeeded, %d failed at once. Half-open admits at most HalfOpenCalls "+
+				"trial calls at a time and refuses the others at once, so a recovering dependency is not flooded.",
+				customers, trials, reached, succeeded, quick)
+		}
+		if s := cb.State(); s != breaker.Closed {
+			t.Fatalf("step 4: both trial calls succeeded and the breaker is %v; HalfOpenCalls successful trials close it", s)
+		}
+		_, err := place(sys)
+		require.NoError(t, err, "step 4: the breaker closed, yet the next order failed")
+	})
+}
+
+func TestStep4RefusedTrialsWrapErrCircuitOpen(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet})
+		boom := fmt.Errorf("payment: %w", fooddelivery.ErrUnavailable)
+		for range 5 {
+			cb.Do(context.Background(), func(context.Context) error { return boom })
+		}
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 4: 5 calls failed in a row and the breaker is %v; it must be open before this test can "+
+				"look at half-open. Finish step 1 first.", s)
+		}
+		time.Sleep(openFor)
+
+		release := make(chan struct{})
+		started := make(chan struct{})
+		trialDone := make(chan error, 1)
+		go func() {
+			trialDone <- cb.Do(context.Background(), func(context.Context) error {
+				close(started)
+				<-release
+				return nil
+			})
+		}()
+		select {
+		case <-started:
+		case <-time.After(time.Second):
+			t.Fatalf("step 4: the breaker was half-open and the first trial call was never made")
+		}
+		called := false
+		err := cb.Do(context.Background(), func(context.Context) error { called = true; return nil })
+		close(release)
+		if trialErr := <-trialDone; trialErr != nil {
+			t.Fatalf("step 4: the half-open trial call succeeded, yet Do returned %v; it must return the call's own nil error", trialErr)
+		}
+		if called || !errors.Is(err, fooddelivery.ErrCircuitOpen) {
+			t.Fatalf("step 4: one trial call was in flight in the half-open state (HalfOpenCalls defaults to 1); a second call "+
+				"was made: %v, and it returned %v. It must be refused without calling, with an error wrapping "+
+				"fooddelivery.ErrCircuitOpen.", called, err)
+		}
+		if s := cb.State(); s != breaker.Closed {
+			t.Fatalf("step 4: the only trial call (HalfOpenCalls defaults to 1) succeeded and the breaker is %v; it must close", s)
+		}
+	})
+}
+
+func TestStep4LateCallsDoNotTakeTrialSlots(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		const trials = 2
+		shortOpen := time.Second
+		cb := breaker.New(breaker.Settings{Name: "order->payment", OpenFor: shortOpen, HalfOpenCalls: trials, Logger: quiet})
+		boom := fmt.Errorf("payment: %w", fooddelivery.ErrUnavailable)
+
+		// One slow charge is admitted while closed and succeeds 1.5 s later.
+		lateStarted, lateDone := make(chan struct{}), make(chan struct{})
+		defer func() { <-lateDone }() // even when the test stops early: no goroutine left behind
+		go func() {
+			defer close(lateDone)
+			cb.Do(context.Background(), func(context.Context) error {
+				close(lateStarted)
+				time.Sleep(1500 * time.Millisecond)
+				return nil
+			})
+		}()
+		<-lateStarted
+		for range 5 {
+			cb.Do(context.Background(), func(context.Context) error { return boom })
+		}
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 4: 5 calls failed in a row and the breaker is %v; it must be open before this test can "+
+				"look at half-open. Finish step 1 first.", s)
+		}
+		time.Sleep(shortOpen) // half-open now: 2 trials start and take 1 s
+		var trialsDone sync.WaitGroup
+		defer trialsDone.Wait()
+		for range trials {
+			started := make(chan struct{})
+			trialsDone.Go(func() {
+				cb.Do(context.Background(), func(context.Context) error {
+					close(started)
+					time.Sleep(time.Second)
+					return nil
+				})
+			})
+			select {
+			case <-started:
+			case <-time.After(time.Millisecond):
+				t.Fatalf("step 4: the breaker was half-open with Settings.HalfOpenCalls %d, yet a trial call was not made", trials)
+			}
+		}
+		<-lateDone // the slow charge from before the opening succeeds now
+		state := cb.State()
+		called := false
+		err := cb.Do(context.Background(), func(context.Context) error { called = true; return nil })
+		trialsDone.Wait()
+		if state != breaker.HalfOpen || called {
+			what := "refused"
+			if called {
+				what = "made"
+			}
+			t.Fatalf("step 4: the breaker was half-open with its %d trial calls in flight when a call admitted before it "+
+				"opened succeeded. Then the breaker was %v, and a new call was %s. The late success is not a trial: it "+
+				"must neither free a trial slot nor count as a successful trial, so the breaker stays half-open and "+
+				"refuses the new call. Ignore outcomes from another generation (step 1's hint).", trials, state, what)
+		}
+		if !errors.Is(err, fooddelivery.ErrCircuitOpen) {
+			t.Fatalf("step 4: the half-open breaker refused a call without calling, but its error does not wrap "+
+				"fooddelivery.ErrCircuitOpen: %v. A refused trial fails like an open breaker (step 1's error).", err)
+		}
+		if s := cb.State(); s != breaker.Closed {
+			t.Fatalf("step 4: both trial calls succeeded and the breaker is %v; HalfOpenCalls successful trials close it", s)
+		}
+	})
+}
+
+func TestStep4ClosesOnlyWhenEveryTrialSucceeded(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		cb := breaker.New(breaker.Settings{Name: "test", HalfOpenCalls: 2, Logger: quiet})
+		fail(cb, 5)
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 4: 5 calls failed in a row and the breaker is %v; it must be open before this test can "+
+				"look at half-open. Finish step 1 first.", s)
+		}
+		time.Sleep(openFor)
+		succeed(cb)
+		if s := cb.State(); s != breaker.HalfOpen {
+			t.Fatalf("step 4: with Settings.HalfOpenCalls 2, the first of 2 trial calls succeeded and the breaker is %v; "+
+				"it stays half-open until HalfOpenCalls trials have succeeded", s)
+		}
+		succeed(cb)
+		if s := cb.State(); s != breaker.Closed {
+			t.Fatalf("step 4: with Settings.HalfOpenCalls 2, both trial calls succeeded and the breaker is %v; it must close", s)
+		}
+	})
+}
+
+func TestStep4AnAbandonedTrialFreesItsSlot(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet})
+		abandonTrial(t, 4, cb)
+		called, err := succeed(cb)
+		if !called {
+			t.Fatalf("step 4: the only trial call of a half-open breaker (HalfOpenCalls defaults to 1) was abandoned by its "+
+				"caller; the next call was refused without calling (error: %v). An abandoned trial records nothing, but it "+
+				"must free its trial slot, or the breaker refuses everyone until the process restarts.", err)
+		}
+		if s := cb.State(); err != nil || s != breaker.Closed {
+			t.Fatalf("step 4: after an abandoned trial, the next trial call succeeded; Do returned %v and the breaker is %v. "+
+				"A successful trial closes it.", err, s)
+		}
+	})
+}
+
+func TestStep4StateIsReadUnderTheLock(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet})
+		var wg sync.WaitGroup
+		for range 10 {
+			wg.Go(func() { fail(cb, 1) })
+			wg.Go(func() { cb.State() }) // a dashboard looks while calls end
+		}
+		wg.Wait()
+		// Under -race, an unlocked read in State() fails this test with a DATA RACE report.
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 4: 10 calls failed at the same time (while others asked for the state) and the breaker is %v; "+
+				"5 failures in a row open it, whichever goroutines they come from", s)
+		}
+	})
+}

@@ -1,0 +1,105 @@
+package fallback_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/gateway"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	"github.com/gophereats/resilience/fooddelivery/system"
+)
+
+// storeDownAfter is how long the review store stays down after a review
+// was deferred, so that the publisher's first attempts meet it down.
+const storeDownAfter = 3 * time.Second
+
+func TestStep4ReviewAcceptedWhileStoreIsDown(t *testing.T) {
+	for _, o := range []outage{answers503, hangs} {
+		t.Run("store "+o.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 4, Stuck: "a review was still waiting for the review store", Leak: publisherLeak}, func(t *testing.T) {
+				const text = "Best margherita in town"
+				l := start(t)
+				l.breakRoutes(t, o.fault, "menu", reviewsRoute)
+
+				resp, s, took := l.submitReview(t, 4, alice, system.SampleRestaurant, text)
+				if s.SubmitReview == nil || s.SubmitReview.Text != text || took > pageLimit {
+					t.Fatalf("step 4: the review store %s; submitReview answered after %v with %s. Accept the review: "+
+						"answer with it as submitted (within %v) and keep it to publish when the store is back.",
+						o.name, took, summary(resp), pageLimit)
+				}
+				require.Zero(t, l.sys.Reviews.Len(), "step 4: the store was down, so nothing can be stored yet")
+
+				time.Sleep(storeDownAfter) // the publisher meets the store down too
+				l.sys.Faults.ClearAll()
+				time.Sleep(publishWithin)
+				if n := l.reviewsWithText(system.SampleRestaurant, text); n == 0 {
+					t.Fatalf("step 4: the review store %s for %v more after the review was accepted; %v after it came back, "+
+						"the review had not been stored. Publish deferred reviews from a goroutine that tries again every "+
+						"second or so, each attempt bounded by fallback.WriteBudget (an attempt that waits on a hanging "+
+						"store holds up every review behind it).", o.name, storeDownAfter, publishWithin)
+				} else if n > 1 {
+					t.Fatalf("step 4: the review store %s for %v more after the review was accepted; %v after it came back, "+
+						"the review had been stored %d times; want exactly once. Only one goroutine may publish, and a "+
+						"review leaves the queue as soon as the store took it.", o.name, storeDownAfter, publishWithin, n)
+				}
+				time.Sleep(time.Minute)
+				if n := l.reviewsWithText(system.SampleRestaurant, text); n != 1 {
+					t.Fatalf("step 4: a minute later the review had been stored %d times: once the store took it, "+
+						"a review must leave the queue.", n)
+				}
+			})
+		})
+	}
+}
+
+func TestStep4FlakyRecoveryPublishesEachReviewOnce(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4, Leak: publisherLeak}, func(t *testing.T) {
+		const reviews = 8
+		const flaky = 20 * time.Second
+		l := start(t)
+		l.breakRoutes(t, answers503.fault, "menu", reviewsRoute)
+		for i := range reviews {
+			_, s, _ := l.submitReview(t, 4, alice, system.SampleRestaurant, fmt.Sprintf("review %d", i))
+			require.NotNil(t, s.SubmitReview, "step 4: a review submitted while the store is down must be accepted")
+		}
+		// The store comes back unreliable: half of its answers are errors.
+		l.breakRoutes(t, faults.Fault{Status: 503, Probability: 0.5}, "menu", reviewsRoute)
+		time.Sleep(flaky)
+		l.sys.Faults.ClearAll()
+		time.Sleep(publishWithin)
+
+		lost, doubled, stored := 0, 0, l.sys.Reviews.Len()
+		for i := range reviews {
+			switch n := l.reviewsWithText(system.SampleRestaurant, fmt.Sprintf("review %d", i)); {
+			case n == 0:
+				lost++
+			case n > 1:
+				doubled++
+			}
+		}
+		if lost > 0 || doubled > 0 {
+			t.Fatalf("step 4: %d reviews were accepted while the store was down; it came back unreliable (half of its "+
+				"answers errors) for %v, then healthy. %d were never published and %d were published more than once "+
+				"(%d stored in all). Each must be published exactly once: take a review off the queue only after the "+
+				"store took it, and keep every one it did not.", reviews, flaky, lost, doubled, stored)
+		}
+	})
+}
+
+func TestStep4RefusedReviewIsNotDeferred(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4, Leak: publisherLeak}, func(t *testing.T) {
+		l := start(t)
+		resp, s, _ := l.submitReview(t, 4, alice, "no-such-restaurant", "Where is it?")
+		if code := codeAt(resp, "submitReview"); s.SubmitReview != nil || code != gateway.CodeNotFound {
+			t.Fatalf("step 4: a review of a restaurant that does not exist came back with %s (code %s at submitReview); "+
+				"want null and %s. Defer only when the store cannot answer, never its own refusal.",
+				summary(resp), code, gateway.CodeNotFound)
+		}
+		time.Sleep(publishWithin)
+		require.Zero(t, l.sys.Reviews.Len(), "step 4: a refused review is never stored")
+	})
+}

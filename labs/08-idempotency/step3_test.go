@@ -1,0 +1,121 @@
+package idempotency_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	"github.com/gophereats/resilience/fooddelivery/payment"
+	idempotency "github.com/gophereats/resilience/labs/08-idempotency"
+)
+
+func TestStep3SameKeyDifferentPayloadIsRejected(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		sys := startKeyed(t, idempotency.NewKeyStore(), nil)
+		const key = "test/charge/ord-422"
+		req := fooddelivery.ChargeRequest{OrderID: "ord-422", AmountCents: 2400, Card: "tok_visa"}
+		_, err := payer(sys).ChargeWithKey(context.Background(), req, key, 1)
+		require.NoError(t, err, "step 3: the first charge with a fresh key must succeed")
+
+		bigger := req
+		bigger.AmountCents = 9900
+		_, err = payer(sys).ChargeWithKey(context.Background(), bigger, key, 1)
+		if status(err) != http.StatusUnprocessableEntity {
+			t.Fatalf("step 3: key %q was used for a charge of %d cents, then sent with a charge of %d cents; payment answered %s "+
+				"and has %s for the order. The same key with a different request is a client bug: "+
+				"Begin must return payment.ErrKeyMismatch (422) and charge nothing.",
+				key, req.AmountCents, bigger.AmountCents, answer(err), count(sys.Ledger.ChargesFor(req.OrderID), "charge", "charges"))
+		}
+		require.Equal(t, 1, sys.Ledger.ChargesFor(req.OrderID), "step 3: only the first request may charge")
+	})
+}
+
+func TestStep3KeyReusedForAnyOtherRequestIsRejected(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		store := idempotency.NewKeyStore()
+		req := fooddelivery.ChargeRequest{OrderID: "ord-reuse", AmountCents: 2400, Card: "tok_visa"}
+		others := []struct {
+			what string
+			req  fooddelivery.ChargeRequest
+		}{
+			{"another order", fooddelivery.ChargeRequest{OrderID: "ord-other", AmountCents: 2400, Card: "tok_visa"}},
+			{"another card", fooddelivery.ChargeRequest{OrderID: "ord-reuse", AmountCents: 2400, Card: "tok_mastercard"}},
+			{"another amount", fooddelivery.ChargeRequest{OrderID: "ord-reuse", AmountCents: 9900, Card: "tok_visa"}},
+		}
+		for _, code := range []int{http.StatusCreated, http.StatusPaymentRequired} {
+			key := fmt.Sprint("test/charge/ord-reuse-", code)
+			if o, err := store.Begin(key, req); o != nil || err != nil {
+				t.Fatalf("step 3: Begin with the fresh key %q returned %s; nil, nil lets the charge run", key, begun(o, err))
+			}
+			store.Finish(key, payment.Outcome{Status: code, Body: []byte(`{}`)})
+			for _, other := range others {
+				if o, err := store.Begin(key, other.req); !errors.Is(err, payment.ErrKeyMismatch) {
+					t.Fatalf("step 3: key %q charged order %s, %d cents on %s and got a %d; then Begin got the same key "+
+						"for %s (order %s, %d cents on %s) and returned %s. Any difference in the request, "+
+						"whatever the first outcome, is a mismatch: compare the whole request (!=) before replaying, "+
+						"and return payment.ErrKeyMismatch (422).", key, req.OrderID, req.AmountCents, req.Card, code,
+						other.what, other.req.OrderID, other.req.AmountCents, other.req.Card, begun(o, err))
+				}
+			}
+		}
+	})
+}
+
+func TestStep3MissingKeyIsRejected(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		sys := startKeyed(t, idempotency.NewKeyStore(), nil)
+		req := fooddelivery.ChargeRequest{OrderID: "ord-nokey", AmountCents: 2400, Card: "tok_visa"}
+		_, err := payer(sys).ChargeWithKey(context.Background(), req, "", 1)
+		if status(err) != http.StatusBadRequest {
+			t.Fatalf("step 3: a charge without an %s header: payment answered %s and %s executed. "+
+				"A request that can never be retried safely is refused: Begin must return payment.ErrKeyMissing (400).",
+				fooddelivery.HeaderIdempotencyKey, answer(err), count(sys.Ledger.ChargesFor(req.OrderID), "charge was", "charges were"))
+		}
+		require.Zero(t, sys.Ledger.Total(), "step 3: a refused request charges nothing")
+	})
+}
+
+func TestStep3ConcurrentDuplicatesChargeOnce(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		const copies, latency = 5, 2 * time.Second
+		proc := &payment.Processor{Latency: latency}
+		sys := startKeyed(t, idempotency.NewKeyStore(), proc)
+		req := fooddelivery.ChargeRequest{OrderID: "ord-dup", AmountCents: 2400, Card: "tok_visa"}
+		const key = "test/charge/ord-dup"
+
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		ok, inUse := 0, 0
+		for range copies {
+			wg.Go(func() {
+				_, err := payer(sys).ChargeWithKey(context.Background(), req, key, 1)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					ok++
+				case payment.IsKeyInUse(err):
+					inUse++
+				}
+			})
+		}
+		wg.Wait()
+		if charges := sys.Ledger.ChargesFor(req.OrderID); charges != 1 || ok != 1 || inUse != copies-1 {
+			t.Fatalf("step 3: %d requests with the same key arrived together, and each charge takes %v at the processor "+
+				"(between Begin and Finish); payment executed %s, %d requests succeeded and %d got 409. "+
+				"Begin must check and reserve the key in one critical section: exactly one runs, the others get "+
+				"payment.ErrKeyInFlight (409) until it finishes.", copies, latency, count(charges, "charge", "charges"), ok, inUse)
+		}
+		ch, err := payer(sys).ChargeWithKey(context.Background(), req, key, 2)
+		require.NoError(t, err, "step 3: once the first request finished, a retry with the same key gets its stored answer")
+		require.Equal(t, sys.Ledger.Charges()[0].ID, ch.ID, "step 3: the retry after completion is a replay of the one charge")
+	})
+}

@@ -1,0 +1,134 @@
+package idempotency_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	"github.com/gophereats/resilience/fooddelivery/payment"
+	idempotency "github.com/gophereats/resilience/labs/08-idempotency"
+)
+
+func TestStep4KeysLiveForThePublishedTime(t *testing.T) {
+	if idempotency.KeyTTL < 24*time.Hour || idempotency.KeyTTL > 7*24*time.Hour {
+		t.Fatalf("step 4: KeyTTL is %v; publish a finite lifetime of at least 24 hours (Stripe's figure), at most 7 days", idempotency.KeyTTL)
+	}
+	labtest.Run(t, labtest.Options{Step: 4, Watchdog: idempotency.KeyTTL + time.Hour}, func(t *testing.T) {
+		sys := startKeyed(t, idempotency.NewKeyStore(), nil)
+		const key = "test/charge/ttl"
+		first := fooddelivery.ChargeRequest{OrderID: "ord-ttl-1", AmountCents: 2400, Card: "tok_visa"}
+		second := fooddelivery.ChargeRequest{OrderID: "ord-ttl-2", AmountCents: 1200, Card: "tok_visa"}
+		if _, err := payer(sys).ChargeWithKey(context.Background(), first, key, 1); err != nil {
+			t.Fatalf("step 4: the first charge with a fresh key got %s; it must succeed", answer(err))
+		}
+
+		time.Sleep(idempotency.KeyTTL - time.Minute)
+		_, err := payer(sys).ChargeWithKey(context.Background(), first, key, 2)
+		if charges := sys.Ledger.ChargesFor(first.OrderID); err != nil || charges != 1 {
+			t.Fatalf("step 4: key %q completed its charge %v ago, a minute before its published lifetime KeyTTL = %v runs out; "+
+				"a retry of the same request got %s and payment has now executed %s for the order. "+
+				"Within KeyTTL (counted from Finish) a retry must be replayed and charge nothing.",
+				key, idempotency.KeyTTL-time.Minute, idempotency.KeyTTL, answer(err), count(charges, "charge", "charges"))
+		}
+
+		time.Sleep(2 * time.Minute)
+		_, err = payer(sys).ChargeWithKey(context.Background(), second, key, 1)
+		switch charges := sys.Ledger.ChargesFor(second.OrderID); {
+		case err != nil:
+			moved := ""
+			if status(err) == http.StatusUnprocessableEntity {
+				moved = fmt.Sprintf(" 422 means the key was still held: did the replay %v ago move its expiry? KeyTTL counts from Finish only.", 2*time.Minute)
+			}
+			t.Fatalf("step 4: key %q completed its charge %v ago, a minute past its published lifetime KeyTTL = %v; "+
+				"a new charge with it got %s. An expired key is forgotten and free to be used again: "+
+				"Begin must drop keys older than KeyTTL before it looks the key up.%s",
+				key, idempotency.KeyTTL+time.Minute, idempotency.KeyTTL, answer(err), moved)
+		case charges != 1:
+			t.Fatalf("step 4: key %q completed its charge %v ago, a minute past its published lifetime KeyTTL = %v; "+
+				"a new charge (order %s, %d cents) with it got the stored outcome of the old one replayed "+
+				"(order %s) and %s executed for the new order. An expired key is forgotten: "+
+				"the new charge must run (and a key used for a different request, if it had not expired, gets 422).",
+				key, idempotency.KeyTTL+time.Minute, idempotency.KeyTTL, second.OrderID, second.AmountCents,
+				first.OrderID, count(charges, "charge was", "charges were"))
+		}
+	})
+}
+
+func TestStep4ExpiryCountsFromFinish(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4, Watchdog: idempotency.KeyTTL + 2*time.Hour}, func(t *testing.T) {
+		const slow = time.Hour // a charge stuck at the processor between Begin and Finish
+		store := idempotency.NewKeyStore()
+		const key = "test/charge/ord-slow"
+		req := fooddelivery.ChargeRequest{OrderID: "ord-slow", AmountCents: 2400, Card: "tok_visa"}
+		if o, err := store.Begin(key, req); o != nil || err != nil {
+			t.Fatalf("step 4: Begin with the fresh key %q returned %s; nil, nil lets the charge run", key, begun(o, err))
+		}
+		fast := fooddelivery.ChargeRequest{OrderID: "ord-fast", AmountCents: 1200, Card: "tok_visa"}
+		store.Begin("test/charge/ord-fast", fast)
+		store.Finish("test/charge/ord-fast", payment.Outcome{Status: http.StatusCreated, Body: []byte(`{"id":"ch_0"}`)})
+		if o, err := store.Begin("test/charge/ord-fast", fast); o == nil || err != nil {
+			t.Fatalf("step 4: Finish stored a 201 for key test/charge/ord-fast and the next Begin returned %s instead of "+
+				"the stored outcome: expiry needs a store that replays, finish step 2 first.", begun(o, err))
+		}
+		time.Sleep(slow)
+		store.Finish(key, payment.Outcome{Status: http.StatusCreated, Body: []byte(`{"id":"ch_1"}`)})
+		time.Sleep(idempotency.KeyTTL - time.Minute)
+		if o, err := store.Begin(key, req); o == nil || err != nil {
+			t.Fatalf("step 4: a charge took %v between Begin and Finish; %v after its Finish, within KeyTTL = %v, "+
+				"the retry's Begin returned %s instead of the stored outcome, so the card would be charged again. "+
+				"KeyTTL counts from Finish, when the outcome was stored, not from Begin.",
+				slow, idempotency.KeyTTL-time.Minute, idempotency.KeyTTL, begun(o, err))
+		}
+	})
+}
+
+func TestStep4ExpiredKeysAreForgotten(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4, Watchdog: idempotency.KeyTTL + time.Hour}, func(t *testing.T) {
+		const keys, size = 500, 32 << 10 // 16 MB of stored response bodies
+		store := idempotency.NewKeyStore()
+		body := bytes.Repeat([]byte("x"), size)
+		for i := range keys {
+			key := fmt.Sprint("test/charge/mem-", i)
+			if o, err := store.Begin(key, fooddelivery.ChargeRequest{OrderID: key, AmountCents: 100, Card: "tok_visa"}); o != nil || err != nil {
+				t.Fatalf("step 4: Begin with the fresh key %q returned %s; nil, nil lets the charge run", key, begun(o, err))
+			}
+			store.Finish(key, payment.Outcome{Status: http.StatusCreated, Body: body})
+		}
+		if n := store.Len(); n != keys {
+			t.Fatalf("step 4: %d keys completed just now and Len reports %d: Len must report how many keys "+
+				"the store holds (completed ones stay until KeyTTL = %v after their Finish).", keys, n, idempotency.KeyTTL)
+		}
+		before := heapAlloc()
+
+		time.Sleep(idempotency.KeyTTL + time.Minute)
+		if o, err := store.Begin("test/charge/mem-new", fooddelivery.ChargeRequest{OrderID: "mem-new", AmountCents: 100, Card: "tok_visa"}); o != nil || err != nil {
+			t.Fatalf("step 4: Begin with the fresh key test/charge/mem-new returned %s; nil, nil lets the charge run", begun(o, err))
+		}
+		// Measured before Len is called: production never calls Len, so
+		// Begin must do the forgetting.
+		if freed, stored := int64(before)-int64(heapAlloc()), int64(keys*size); freed < stored/2 {
+			t.Fatalf("step 4: %d keys completed %v ago, past KeyTTL = %v, with %d KB of response bodies; after a Begin "+
+				"only %d KB of memory were freed: the expired keys are still in the store, only hidden. A store that never "+
+				"deletes grows by one entry per charge, forever (at 10 charges a second, 864,000 entries a day). "+
+				"Delete expired keys from the map in Begin, not only when they are looked up or when Len is called.",
+				keys, idempotency.KeyTTL+time.Minute, idempotency.KeyTTL, stored>>10, max(freed, 0)>>10)
+		}
+		runtime.KeepAlive(store)
+		switch n := store.Len(); {
+		case n > 1:
+			t.Fatalf("step 4: %d keys completed %v ago, past KeyTTL = %v, and Len reports %d keys. "+
+				"A store that never forgets grows by one entry per charge, forever (at 10 charges a second, "+
+				"864,000 entries a day). Drop expired keys as you go, for example from Begin.",
+				keys, idempotency.KeyTTL+time.Minute, idempotency.KeyTTL, n)
+		case n == 0:
+			t.Fatalf("step 4: the key test/charge/mem-new is reserved (Begin let its charge run, Finish not called yet) " +
+				"and Len reports 0. Len counts every key the store holds: reserved ones too.")
+		}
+	})
+}

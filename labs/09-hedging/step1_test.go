@@ -1,0 +1,198 @@
+package hedging_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/menu"
+	"github.com/gophereats/resilience/fooddelivery/system"
+	hedging "github.com/gophereats/resilience/labs/09-hedging"
+)
+
+func TestStep1StalledReplicaIsHedged(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1, Leak: leak}, func(t *testing.T) {
+		sys := labtest.StartSystem(t, system.Config{})
+		s, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter})
+
+		for i, stalled := range replicas { // each replica stalls in turn; its reads must escape to the next one
+			next := replicas[(i+1)%len(replicas)]
+			sys.Faults.ClearAll()
+			require.NoError(t, sys.Faults.Set(stalled, "", faults.Fault{Latency: stall}), "step 1: setting up the stall")
+			before := len(s.Attempts())
+
+			began := time.Now()
+			m, err := menuAt(hc, stalled).Menu(context.Background(), system.SampleRestaurant)
+			took := time.Since(began)
+			sent := s.Attempts()[before:]
+
+			require.NoError(t, err, "step 1: reading a menu through the Hedger failed (attempts went to %s)", labtest.Hosts(sent))
+			require.NotEmpty(t, m.Dishes, "step 1: the menu came back without dishes")
+			if took > hedgeAfter+slack {
+				t.Fatalf("step 1: %s was stalled for %v; reading a menu from it took %v, with requests sent to: %s.\n"+
+					"After %v without an answer, send a copy of the read to another replica (the next one in Replicas: "+
+					"a stalled replica stalls the copy too) and return the first answer.", stalled, stall, took, labtest.Hosts(sent), hedgeAfter)
+			}
+			if len(sent) != 2 || sent[1].Host != next {
+				t.Fatalf("step 1: %s was stalled; a read sent to it went to: %s, want %s, %s. The copy goes to the replica "+
+					"after the request's own in Replicas, wrapping around (menu-3's to menu-1), so that the copies of every "+
+					"replica's slow reads spread over the others instead of piling onto one.", stalled, labtest.Hosts(sent), stalled, next)
+			}
+		}
+	})
+}
+
+func TestStep1FailedAttemptIsNotAnAnswer(t *testing.T) {
+	// menu-1 drops the connection (no HTTP response: a transport error)
+	// just after the hedge has gone out.
+	resetLate := faults.Fault{Latency: hedgeAfter + slack, Reset: true}
+	cases := []struct {
+		name     string
+		setup    string
+		rules    map[string]faults.Fault
+		ok       bool          // whether the read must succeed
+		attempts int           // requests it must send
+		within   time.Duration // how long it may take
+		why      string
+	}{
+		{"the first attempt fails before the delay", "menu-1 dropped the connection at once", map[string]faults.Fault{"menu-1": {Reset: true}},
+			false, 1, slack, "A read that fails before the delay has no answer to wait for: return its error at once, " +
+				"without a copy (replacing failed requests is retrying, lab 03's pattern, with its own budget)."},
+		{"the first attempt fails after the hedge went out",
+			"menu-1 dropped the connection after 60ms; menu-2 answered the copy in 50ms", map[string]faults.Fault{"menu-1": resetLate, "menu-2": {Latency: hedgeAfter}},
+			true, 2, 2*hedgeAfter + slack, "An error is not an answer: while the other attempt is still out, wait for it " +
+				"and return what it gets."},
+		{"both attempts fail", "menu-1 dropped the connection after 60ms; menu-2 dropped the copy's at once", map[string]faults.Fault{"menu-1": resetLate, "menu-2": {Reset: true}},
+			false, 2, hedgeAfter + 2*slack, "When both attempts fail, return an error (the first one) as soon as the " +
+				"second has failed."},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 1, Leak: leak}, func(t *testing.T) {
+				sys := labtest.StartSystem(t, system.Config{})
+				for replica, f := range c.rules {
+					require.NoError(t, sys.Faults.Set(replica, "", f), "step 1: setting up the faults")
+				}
+				s, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter})
+
+				began := time.Now()
+				_, err := menuAt(hc, "menu-1").Menu(context.Background(), system.SampleRestaurant)
+				took := time.Since(began)
+				got, want := "failed", "fail"
+				if err == nil {
+					got = "succeeded"
+				}
+				if c.ok {
+					want = "succeed"
+				}
+				if (err == nil) != c.ok || len(s.Attempts()) != c.attempts || took > c.within {
+					t.Fatalf("step 1: %s (%s, with a %v hedge delay): the read %s after %v, requests sent to: %s; "+
+						"it should %s within %v, with %d request(s). %s", c.name, c.setup, hedgeAfter, got, took,
+						s.Hosts(), want, c.within, c.attempts, c.why)
+				}
+			})
+		})
+	}
+}
+
+func TestStep1LoserIsCancelled(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1, Leak: leak}, func(t *testing.T) {
+		sys := labtest.StartSystem(t, system.Config{})
+		require.NoError(t, sys.Faults.Set("menu-1", "", faults.Fault{Latency: stall}), "step 1: setting up the stall")
+		s, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter})
+
+		_, err := menuAt(hc, "menu-1").Menu(context.Background(), system.SampleRestaurant)
+		require.NoError(t, err, "step 1: reading a menu through the Hedger failed (attempts went to %s)", s.Hosts())
+		sent := s.Attempts()
+		if len(sent) < 2 {
+			t.Fatalf("step 1: menu-1 was stalled for %v and the read sent %d request(s) (%s): no hedge, so there was "+
+				"no loser to cancel. Send a copy to the next replica after %v.", stall, len(sent), s.Hosts(), hedgeAfter)
+		}
+		time.Sleep(slack) // let the cancellation reach menu-1
+		stats := sys.Metrics.Route("menu-1", menuRoute)
+		if sent[0].Ctx.Err() == nil || stats.InFlight.Load() != 0 {
+			t.Fatalf("step 1: the hedge answered, but %v later the losing request to menu-1 was still going "+
+				"(its context cancelled: %v; requests in flight on menu-1: %d). It would have held a goroutine, a "+
+				"connection and a slot on a struggling replica for the rest of its %v stall. Cancel the loser as soon "+
+				"as the winner answers.", slack, sent[0].Ctx.Err() != nil, stats.InFlight.Load(), stall)
+		}
+		if stats.Cancelled.Load() != 1 {
+			t.Fatalf("step 1: menu-1 saw %d cancelled requests, want 1: the losing request must be cancelled", stats.Cancelled.Load())
+		}
+	})
+}
+
+func TestStep1LosingResponseIsClosed(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1, Leak: leak}, func(t *testing.T) {
+		sys := labtest.StartSystem(t, system.Config{})
+		// Both attempts answer at the same instant: the loser has a response
+		// too, whose body holds a connection until it is closed.
+		require.NoError(t, sys.Faults.Set("menu-1", "", faults.Fault{Latency: 2 * hedgeAfter}), "step 1: setting up the delay")
+		require.NoError(t, sys.Faults.Set("menu-2", "", faults.Fault{Latency: hedgeAfter}), "step 1: setting up the delay")
+		s, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter})
+
+		for range 5 {
+			_, err := menuAt(hc, "menu-1").Menu(context.Background(), system.SampleRestaurant)
+			require.NoError(t, err, "step 1: reading a menu through the Hedger failed (attempts went to %s)", s.Hosts())
+		}
+		sent := s.Attempts()
+		if len(sent) < 10 {
+			t.Fatalf("step 1: menu-1 answered after %v, past the %v hedge delay, yet 5 reads sent only %d requests (%s): "+
+				"each read should have sent a hedge.", 2*hedgeAfter, hedgeAfter, len(sent), s.Hosts())
+		}
+		time.Sleep(slack)
+		if open := s.OpenBodies(); open > 0 {
+			t.Fatalf("step 1: after 5 hedged reads, %d response bodies were never closed. When both attempts answer, "+
+				"the loser's response is yours to close: until it is, its connection can be neither reused nor freed.", open)
+		}
+	})
+}
+
+func TestStep1FastReadsAreNotHedged(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1, Leak: leak}, func(t *testing.T) {
+		sys := labtest.StartSystem(t, system.Config{})
+		require.NoError(t, sys.Faults.Set("menu", "", faults.Fault{Latency: hedgeAfter / 5}), "step 1: setting up the latency")
+		_, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter})
+		menus := menu.NewClient(hc, memnet.ServiceURL("menu-1"), memnet.ServiceURL("menu-2"), memnet.ServiceURL("menu-3"))
+
+		const reads = 30
+		for range reads {
+			_, err := menus.Menu(context.Background(), system.SampleRestaurant)
+			require.NoError(t, err, "step 1: reading a menu from healthy replicas failed")
+		}
+		if n, by := received(sys, menuRoute); n != reads {
+			t.Fatalf("step 1: %d reads from healthy replicas (each answers in %v) sent %d requests (%s). "+
+				"A hedge is for a read that has waited the whole delay (%v) without an answer, not for every read.",
+				reads, hedgeAfter/5, n, by, hedgeAfter)
+		}
+	})
+}
+
+func TestStep1HomePageIsHedged(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1, Leak: leak}, func(t *testing.T) {
+		sys := labtest.StartSystem(t, system.Config{
+			MenuHedging: func(base http.RoundTripper, replicas []string) http.RoundTripper {
+				return &hedging.Hedger{Base: base, Replicas: replicas, Delay: hedgeAfter}
+			},
+		})
+		require.NoError(t, sys.Faults.Set("menu-2", "", faults.Fault{Latency: stall}), "step 1: setting up the stall")
+
+		began := time.Now()
+		resp, _, err := sys.GraphQL(context.Background(), "", `{ home { restaurants { name menu { name } } } }`, nil)
+		took := time.Since(began)
+		require.NoError(t, err, "step 1: the home-page query failed")
+		require.Empty(t, resp.Errors, "step 1: the home page came back with errors")
+		if took > 4*hedgeAfter {
+			n, by := received(sys, menuRoute)
+			t.Fatalf("step 1: menu-2 was stalled for %v and the home page took %v: %d menu reads (%s), and the ones "+
+				"sent to menu-2 waited for it. With hedging after %v the page should take well under %v.",
+				stall, took, n, by, hedgeAfter, 4*hedgeAfter)
+		}
+	})
+}

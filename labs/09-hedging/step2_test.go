@@ -1,0 +1,116 @@
+package hedging_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/menu"
+	"github.com/gophereats/resilience/fooddelivery/system"
+	hedging "github.com/gophereats/resilience/labs/09-hedging"
+)
+
+func TestStep2TrackerReportsThePercentile(t *testing.T) {
+	const initial = 40 * time.Millisecond
+	cases := []struct {
+		name       string
+		window     int
+		percentile float64
+		observed   []time.Duration
+		want       time.Duration
+	}{
+		{"no latency yet: the initial delay", 100, 0.95, nil, initial},
+		{"p95 of 1..100ms", 100, 0.95, ms(1, 1, 100), 95 * time.Millisecond},
+		{"p50 of 1..10ms", 100, 0.5, ms(2, 1, 10), 5 * time.Millisecond},
+		{"p95 of 20 latencies in a window of 1000", 1000, 0.95, ms(3, 1, 20), 19 * time.Millisecond},
+		{"p100 is the slowest", 100, 1, ms(4, 1, 60), 60 * time.Millisecond},
+		{"only the last 100 count", 100, 0.95, append(ms(5, 500, 599), ms(6, 1, 100)...), 95 * time.Millisecond},
+		{"the window slides one by one", 100, 0.95, append(ms(7, 1, 100), ms(8, 201, 250)...), 245 * time.Millisecond},
+		{"the oldest latency leaves first, not the smallest", 100, 0.95, append(down(200, 101), ms(9, 1, 50)...), 145 * time.Millisecond},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+				tr := hedging.NewLatencyTracker(c.window, c.percentile, initial)
+				for _, d := range c.observed {
+					tr.Observe(d)
+					tr.Delay() // as the Hedger does: every request reads the delay
+				}
+				if got := tr.Delay(); got != c.want {
+					t.Fatalf("step 2: NewLatencyTracker(%d, %v, %v) observed %d latencies (%s); Delay() = %v, want %v: "+
+						"the nearest-rank p%.0f of the last %d latencies (the initial delay before any; Delay was read after "+
+						"every Observe).",
+						c.window, c.percentile, initial, len(c.observed), c.name, got, c.want, 100*c.percentile, c.window)
+				}
+			})
+		})
+	}
+}
+
+func TestStep2TrackerIsSafeForConcurrentUse(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		tr := hedging.NewLatencyTracker(1000, 0.95, time.Second)
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Go(func() {
+				for i := range 100 {
+					tr.Observe(time.Duration(g*100+i+1) * time.Millisecond)
+					tr.Delay()
+				}
+			})
+		}
+		wg.Wait()
+		if got, want := tr.Delay(), 760*time.Millisecond; got != want {
+			t.Fatalf("step 2: 8 goroutines observed 1..800ms at once; Delay() = %v, want %v (the p95). Every "+
+				"request observes and reads the tracker, from many goroutines: guard it with a mutex.", got, want)
+		}
+	})
+}
+
+func TestStep2HedgeDelayFollowsObservedLatency(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2, Leak: leak}, func(t *testing.T) {
+		const (
+			usual   = 20 * time.Millisecond  // every replica's latency...
+			jitter  = 10 * time.Millisecond  // ...plus up to this
+			initial = 500 * time.Millisecond // the tracker's first guess: far too long
+			warmup  = 60
+		)
+		sys := labtest.StartSystem(t, system.Config{})
+		require.NoError(t, sys.Faults.Set("menu", "", faults.Fault{Latency: usual, Jitter: jitter}), "step 2: setting up the latency")
+		tracker := hedging.NewLatencyTracker(100, 0.95, initial)
+		s, hc := hedged(t, sys, &hedging.Hedger{Latencies: tracker})
+		menus := menu.NewClient(hc, memnet.ServiceURL("menu-1"), memnet.ServiceURL("menu-2"), memnet.ServiceURL("menu-3"))
+		for range warmup {
+			_, err := menus.Menu(context.Background(), system.SampleRestaurant)
+			require.NoError(t, err, "step 2: reading a menu from healthy replicas failed")
+		}
+		if n := len(s.Attempts()); n > warmup+warmup/4 {
+			t.Fatalf("step 2: %d reads from healthy replicas (%v to %v each) sent %d requests. With a tracker set, the "+
+				"hedge delay is its Delay() (%v at first, then the p95 of what it observed), not the Hedger's Delay "+
+				"field (zero here).", warmup, usual, usual+jitter, n, initial)
+		}
+		if d := tracker.Delay(); d < usual || d > usual+jitter+slack {
+			t.Fatalf("step 2: after %d reads that each took %v to %v, the tracker's Delay() is %v (it started at %v). "+
+				"The Hedger must record each read's latency in Latencies (Observe), and Delay must report their p95.",
+				warmup, usual, usual+jitter, d, initial)
+		}
+
+		require.NoError(t, sys.Faults.Set("menu-1", "", faults.Fault{Latency: stall}), "step 2: setting up the stall")
+		before := len(s.Attempts())
+		began := time.Now()
+		_, err := menuAt(hc, "menu-1").Menu(context.Background(), system.SampleRestaurant)
+		took := time.Since(began)
+		require.NoError(t, err, "step 2: reading a menu through the Hedger failed")
+		if took > 2*(usual+jitter)+slack {
+			t.Fatalf("step 2: reads took %v or a little more, then menu-1 stalled for %v; a read from it took %v (%d requests sent). "+
+				"The hedge delay is the tracker's Delay() (about %v here), not the Hedger's Delay field nor the "+
+				"tracker's initial %v.", usual, stall, took, len(s.Attempts())-before, tracker.Delay(), initial)
+		}
+	})
+}

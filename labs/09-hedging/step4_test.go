@@ -1,0 +1,138 @@
+package hedging_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
+	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/menu"
+	"github.com/gophereats/resilience/fooddelivery/system"
+	hedging "github.com/gophereats/resilience/labs/09-hedging"
+)
+
+func TestStep4EverySlowReplicaHedgesWithinBudget(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4, Leak: leak}, func(t *testing.T) {
+		const (
+			slow  = 200 * time.Millisecond
+			reads = 100
+			ratio = 0.1
+			burst = 5
+		)
+		sys := labtest.StartSystem(t, system.Config{})
+		require.NoError(t, sys.Faults.Set("menu", "", faults.Fault{Latency: slow}), "step 4: setting up the latency")
+		_, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter, Budget: hedging.NewHedgeBudget(ratio, burst)})
+		menus := menu.NewClient(hc, memnet.ServiceURL("menu-1"), memnet.ServiceURL("menu-2"), memnet.ServiceURL("menu-3"))
+
+		var wg sync.WaitGroup
+		for range reads / 10 { // ten readers, ten reads each
+			wg.Go(func() {
+				for range 10 {
+					menus.Menu(context.Background(), system.SampleRestaurant)
+				}
+			})
+		}
+		wg.Wait()
+		n, by := received(sys, menuRoute)
+		allowed := int64(ratio*reads) + burst
+		if hedges := n - reads; hedges > allowed {
+			t.Fatalf("step 4: every replica was slow (%v per read); %d reads sent %d hedges (%s), %.0f%% more load "+
+				"exactly when the menu service had none to spare. A budget of %.0f%% of requests, saving at most %d, "+
+				"allows at most %d: count each hedgeable request with Budget.Request and hedge only if Budget.TryHedge "+
+				"says so.", slow, reads, hedges, by, 100*float64(hedges)/reads, 100*ratio, burst, allowed)
+		}
+	})
+}
+
+func TestStep4QuietReadsSaveUpHedges(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4, Leak: leak}, func(t *testing.T) {
+		const (
+			quiet   = 50 // quick reads first: they earn 5 hedges, the whole burst...
+			stalled = 10 // ...then reads from a stalled menu-1 spend them
+			slow    = 4 * hedgeAfter
+			ratio   = 0.1
+			burst   = 5
+		)
+		sys := labtest.StartSystem(t, system.Config{})
+		s, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter, Budget: hedging.NewHedgeBudget(ratio, burst)})
+		menus := menuAt(hc, "menu-1")
+		for range quiet {
+			_, err := menus.Menu(context.Background(), system.SampleRestaurant)
+			require.NoError(t, err, "step 4: reading a menu from a healthy replica failed")
+		}
+		require.NoError(t, sys.Faults.Set("menu-1", "", faults.Fault{Latency: slow}), "step 4: setting up the latency")
+		before := len(s.Attempts())
+		for range stalled {
+			_, err := menus.Menu(context.Background(), system.SampleRestaurant)
+			require.NoError(t, err, "step 4: reading a menu through the Hedger failed")
+		}
+		if hedges := len(s.Attempts()) - before - stalled; hedges < burst || hedges > burst+1 {
+			t.Fatalf("step 4: %d quick reads (no hedge needed) earned a budget of %.0f%% its whole burst, %d hedges; then "+
+				"menu-1 slowed to %v and %d reads from it sent %d hedge(s), want %d. Every hedgeable request earns its share "+
+				"with Budget.Request when it starts, quick or slow; Budget.TryHedge spends one only when the timer fires.",
+				quiet, 100*ratio, burst, slow, stalled, hedges, burst)
+		}
+	})
+}
+
+func TestStep4BudgetAllowsAShareOfRequests(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		const ratio, burst = 0.1, 20
+		b := hedging.NewHedgeBudget(ratio, burst)
+		if b.TryHedge() {
+			t.Fatalf("step 4: a new budget allowed a hedge before any request: it starts empty, and each request earns %v of a hedge", ratio)
+		}
+		allowed := 0
+		for range 100 { // every request is slow and asks for a hedge
+			b.Request()
+			if b.TryHedge() {
+				allowed++
+			}
+		}
+		if allowed < 9 || allowed > 10 {
+			t.Fatalf("step 4: 100 requests each asked for a hedge and %d were allowed; a budget of %.0f%% allows 10 "+
+				"(9 if floating point lands a hair short: 0.1 added ten times is 0.9999999999999999).", allowed, 100*ratio)
+		}
+		for range 1000 { // a quiet hour: nothing is hedged, the budget saves up
+			b.Request()
+		}
+		saved := 0
+		for b.TryHedge() && saved <= 1000 {
+			saved++
+		}
+		if saved != burst {
+			t.Fatalf("step 4: after 1000 requests without hedges, the budget allowed %d hedges in a row; it saves at "+
+				"most its burst (%d), or one quiet hour would pay for a storm of hedges later.", saved, burst)
+		}
+	})
+}
+
+func TestStep4BudgetIsSafeForConcurrentUse(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		const ratio, burst, requests = 0.1, 10, 8000
+		b := hedging.NewHedgeBudget(ratio, burst)
+		var allowed atomic.Int64
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for range requests / 8 {
+					b.Request()
+					if b.TryHedge() {
+						allowed.Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if n := allowed.Load(); n > int64(ratio*requests)+burst || n < int64(ratio*requests)-burst {
+			t.Fatalf("step 4: 8 goroutines sent %d requests that each asked for a hedge; %d were allowed, want about "+
+				"%.0f. The budget is shared by every request: guard it with a mutex.", requests, n, ratio*requests)
+		}
+	})
+}
