@@ -71,6 +71,7 @@ type labRun struct {
 	starter    *pristine         // nil when unknown (no git, no manifest)
 	starterRun *pkgResult        // the starter's test run; nil if it did not compile
 	solFiles   map[string]string // the reference's files by base name; nil if unusable
+	refPassed  map[string]bool   // test name -> passed on the reference (clause 5); nil if it did not run
 }
 
 // check prints one finding of clause n: "NN-name clause n: what".

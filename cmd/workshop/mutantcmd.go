@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -40,7 +41,7 @@ func (ws *workspace) mutantCmd(ctx context.Context, args []string) error {
 		return nil
 	}
 	// One mutant: only its own problems matter here.
-	name := strings.TrimSuffix(args[1], mutantExt)
+	name := strings.TrimSuffix(path.Base(filepath.ToSlash(args[1])), mutantExt)
 	rel := path.Join(dir, name+mutantExt)
 	data, err := os.ReadFile(ws.abs(rel))
 	if err != nil {
@@ -99,10 +100,27 @@ func (ws *workspace) mutantCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	fmt.Fprintf(w, "Running go test -count=1 %s against the mutant ...\n\n", l.Pattern())
-	o, _ := ws.runMutant(ctx, l, info, editable, solFiles, refs, m, tmp, "-count=1")
+	fmt.Fprintf(w, "Running go test -count=1 %s against the reference, then against the mutant ...\n\n", l.Pattern())
+	refPassed, refErrs := ws.referencePassed(ctx, info, editable, solFiles, tmp)
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if refErrs != nil {
+		fmt.Fprintln(w, "The reference solution does not compile:")
+		for _, line := range firstLines(refErrs, 20) {
+			fmt.Fprintf(w, "    %s\n", line)
+		}
+		return errFailed
+	}
+	o, problems := ws.runMutant(ctx, l, info, editable, solFiles, refs, m, tmp, "-count=1")
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if problems != nil {
+		for _, p := range problems {
+			fmt.Fprintln(w, p)
+		}
+		return errFailed
 	}
 	if o.compileErrs != nil {
 		fmt.Fprintln(w, "The mutant does not compile:")
@@ -113,13 +131,14 @@ func (ws *workspace) mutantCmd(ctx context.Context, args []string) error {
 	}
 	printSteps(w, info, o)
 	fmt.Fprintln(w)
-	if why, detail := mutantVerdict(o, m); why != "" {
+	why, detail, also := mutantVerdict(o, m, refPassed)
+	if why != "" {
 		fmt.Fprintf(w, "NOT CAUGHT: %s\n", why)
 		for _, line := range detail {
 			fmt.Fprintf(w, "    %s\n", line)
 		}
 		return errFailed
 	}
-	fmt.Fprintf(w, "Caught by step %d, as the mutant says.\n", m.Step)
+	fmt.Fprintf(w, "Caught by step %d, as the mutant says%s.\n", m.Step, alsoFails(also))
 	return nil
 }
