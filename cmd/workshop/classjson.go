@@ -190,25 +190,22 @@ func (ws *workspace) statusJSON(ctx context.Context, learner string) error {
 	if err != nil {
 		return err
 	}
-	var patterns []string
-	for _, info := range infos {
-		patterns = append(patterns, info.Pattern())
-	}
 	started := time.Now()
-	var outcomes []labOutcome
-	var times eventTimes
-	if len(patterns) > 0 {
-		// stdout is the JSON alone; say what is happening on stderr.
-		fmt.Fprintf(ws.stderr, "Running the tests of %d lab(s)...\n", len(patterns))
-		run, res := ws.goTest(ctx, labTestTimeout, patterns...)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		times = parseEventTimes(res.stdout)
-		for _, info := range infos {
-			outcomes = append(outcomes, ws.outcome(info, run, res))
-		}
+	// stdout is the JSON alone; the progress line, if any, goes to stderr.
+	// Labs unchanged since their last run come from the status cache, with
+	// the times of that run: when each step last ran.
+	byName, err := ws.runLabs(ctx, infos, newProgress(ws.stderr), func(io.Writer, labOutcome, bool) {})
+	if err != nil {
+		return err
 	}
+	var outcomes []labOutcome
+	var events []byte
+	for _, info := range infos {
+		o := byName[info.Name]
+		outcomes = append(outcomes, o)
+		events = append(events, o.events...)
+	}
+	times := parseEventTimes(events)
 	r := ws.classResultsOf(outcomes, times)
 	r.Learner = learner
 	r.RanAt = rfc3339UTC(started)

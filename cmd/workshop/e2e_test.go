@@ -175,7 +175,7 @@ func TestVerifyFixtureLab(t *testing.T) {
 			"passed   step 1: Give up within the budget",
 			"failing  step 2: Run the experiment",
 			"Lab 02 deadlines        coming soon",
-			"Next: lab 01 step 2: Run the experiment -> read labs/01-timeouts/README.md#step-2-run-the-experiment, run go test ./labs/01-timeouts/",
+			"Next: lab 01 step 2: Run the experiment -> read labs/01-timeouts/README.md#step-2-run-the-experiment, then run go run ./cmd/workshop watch 01",
 		} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("status output lacks %q:\n%s", want, out.String())
@@ -278,9 +278,9 @@ func TestVerifyFixtureLab(t *testing.T) {
 			"the first step that does not pass is step 2: Run the experiment",
 			"ratio 0, want 5: see step 2",
 			"Hint 1 of 2 for step 2: \"ratio 0, want 5\"\n\nThe ratio is a constant.\n",
-			"1 more hint(s) for step 2: run go run ./cmd/workshop hint 01 again.")
+			"1 more hint for step 2: run go run ./cmd/workshop hint 01 again.")
 		expect(hint("1"), "Hint 2 of 2 for step 2: \"see step 2\"\n\n```go\nfunc Ratio() int { return 5 }\n```\n", "That was the last hint for step 2.")
-		expect(hint("01-timeouts"), "You have seen all 2 hint(s) for step 2; here is the last one again.", "Hint 2 of 2 for step 2")
+		expect(hint("01-timeouts"), "You have seen all 2 hints for step 2; here is the one closest to your failure again.", "Hint 1 of 2 for step 2")
 
 		// Remembered outside the repository, per repository and lab.
 		data, err := os.ReadFile(filepath.Join(cache, "gophereats-workshop", "hints.json"))
@@ -288,8 +288,8 @@ func TestVerifyFixtureLab(t *testing.T) {
 			t.Fatal(err)
 		}
 		var state hintState
-		if err := json.Unmarshal(data, &state); err != nil || state.Repos[root]["01-timeouts"][2] != 2 {
-			t.Errorf("state file: %v, %s; want 2 hints of step 2 shown for lab 01 of %s", err, data, root)
+		if err := json.Unmarshal(data, &state); err != nil || state.Repos[root]["01-timeouts"][2] != 0b11 {
+			t.Errorf("state file: %v, %s; want hints 1 and 2 of step 2 shown for lab 01 of %s", err, data, root)
 		}
 		if status, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=all").Output(); err != nil || strings.Contains(string(status), "??") {
 			t.Errorf("git status: %v; hint must leave no file in the repository:\n%s", err, status)

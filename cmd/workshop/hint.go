@@ -187,10 +187,10 @@ func (ws *workspace) readHints(l lab) (hintFile, []string, error) {
 }
 
 // hintState is what the hint command remembers between calls: for each
-// repository (its absolute path) and lab, how many hints of each step it
-// has shown.
+// repository (its absolute path) and lab, which hints of each step it has
+// shown, as a bit set (bit i: the step's hint i, counting from 0).
 type hintState struct {
-	Repos map[string]map[string]map[int]int `json:"repos"` // root -> lab name -> step -> hints shown
+	Repos map[string]map[string]map[int]int `json:"repos"` // root -> lab name -> step -> hints shown (bits)
 }
 
 func (s *hintState) shown(root, labName string, step int) int {
@@ -330,23 +330,19 @@ func (ws *workspace) hint(ctx context.Context, args []string) error {
 	}
 	l, ok := findLab(labs, arg)
 	if !ok {
-		fmt.Fprintf(ws.stderr, "no lab %q; the labs are:", arg)
-		for _, l := range labs {
-			fmt.Fprintf(ws.stderr, " %s", l.Name)
-		}
-		fmt.Fprintln(ws.stderr)
-		return errUsage
+		return noLab(arg, labs)
 	}
 	if !l.Present {
 		fmt.Fprintf(ws.stdout, "Lab %s %s is coming soon.\n", l.Num(), l.Title())
 		return errFailed
 	}
-	return ws.showHint(ctx, newProgress(ws.stdout), l, reset)
+	return ws.showHint(ctx, newProgress(ws.stdout), l, reset, false)
 }
 
 // showHint shows lab l's next hint on w (or forgets the hints shown, with
 // reset). watch calls it for its typed "hint".
-func (ws *workspace) showHint(ctx context.Context, w *progress, l lab, reset bool) error {
+// inWatch leaves out the failure (watch shows it) and says "type hint".
+func (ws *workspace) showHint(ctx context.Context, w *progress, l lab, reset, inWatch bool) error {
 	stateFile, stateErr := hintStatePath(ws.root)
 
 	if reset {
@@ -422,7 +418,7 @@ func (ws *workspace) showHint(ctx context.Context, w *progress, l lab, reset boo
 
 	s := failing.N
 	fmt.Fprintf(w, "Lab %s: the first step that does not pass is %s (%s).\n", l.Num(), info.stepTitle(s), info.stepLink(s))
-	if len(failing.Failed) > 0 {
+	if len(failing.Failed) > 0 && !inWatch {
 		t := failing.Failed[0]
 		fmt.Fprintf(w, "    %s failed:\n", t.Name)
 		for _, line := range firstLines(t.failureLines(), 6) {
@@ -446,25 +442,89 @@ func (ws *workspace) showHint(ctx context.Context, w *progress, l lab, reset boo
 	if note != "" {
 		fmt.Fprintf(w, "note: %s\n\n", note)
 	}
-	shown := min(state.shown(ws.root, l.Name, s), len(list))
-	if shown == len(list) {
-		fmt.Fprintf(w, "You have seen all %d hint(s) for step %d; here is the last one again.\n\n", len(list), s)
-		printHint(w, list, len(list)-1, s)
-		fmt.Fprintf(w, "\nThat was the last hint for step %d. The reference is in solutions/%s/; go run ./cmd/workshop hint %s --reset starts the hints again.\n", s, l.Name, l.Num())
+	// The first hint not shown yet whose heading quotes the failure on
+	// screen; else the first not shown yet, in the file's order.
+	failure := ""
+	if len(failing.Failed) > 0 {
+		failure = strings.Join(failing.Failed[0].failureLines(), "\n")
+	}
+	shown := state.shown(ws.root, l.Name, s)
+	pick, seen := -1, 0
+	for i := range list {
+		if shown&(1<<i) != 0 {
+			seen++
+		} else if pick < 0 && hintMatches(list[i].Symptom, failure) {
+			pick = i
+		}
+	}
+	for i := range list {
+		if pick < 0 && shown&(1<<i) == 0 {
+			pick = i
+		}
+	}
+	again := "run go run ./cmd/workshop hint " + l.Num() + " again"
+	if inWatch {
+		again = "type hint again"
+	}
+	if pick < 0 {
+		pick = len(list) - 1
+		for i := range list {
+			if hintMatches(list[i].Symptom, failure) {
+				pick = i
+				break
+			}
+		}
+		fmt.Fprintf(w, "You have seen all %d hints for step %d; here is the one closest to your failure again.\n\n", len(list), s)
+		printHint(w, list, pick, s)
+		fmt.Fprintf(w, "\nThat was the last hint for step %d. go run ./cmd/workshop hint %s --reset starts the hints again; go run ./cmd/workshop solution %s shows the answer.\n", s, l.Num(), l.Num())
 		return nil
 	}
-	printHint(w, list, shown, s)
-	state.setShown(ws.root, l.Name, s, shown+1)
+	printHint(w, list, pick, s)
+	state.setShown(ws.root, l.Name, s, shown|1<<pick)
 	if err := state.save(stateFile); err != nil {
 		fmt.Fprintf(w, "\nnote: could not remember this hint (%v): the next call shows it again.\n", err)
 	}
-	if left := len(list) - shown - 1; left > 0 {
-		fmt.Fprintf(w, "\n%d more hint(s) for step %d: run go run ./cmd/workshop hint %s again.\n", left, s, l.Num())
-	} else {
+	switch left := len(list) - seen - 1; left {
+	case 0:
 		fmt.Fprintf(w, "\nThat was the last hint for step %d.\n", s)
+	case 1:
+		fmt.Fprintf(w, "\n1 more hint for step %d: %s.\n", s, again)
+	default:
+		fmt.Fprintf(w, "\n%d more hints for step %d: %s.\n", left, s, again)
 	}
 	return nil
 }
+
+// hintMatches reports whether a hint's heading quotes the failure: one of
+// its "quoted" texts, split at "...", occurs in failure piece by piece
+// (case and spacing aside).
+func hintMatches(symptom, failure string) bool {
+	norm := func(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+	failure = norm(failure)
+	if failure == "" {
+		return false
+	}
+	for _, q := range quotedText.FindAllStringSubmatch(symptom, -1) {
+		matched, any := true, false
+		for _, piece := range strings.Split(q[1], "...") {
+			piece = norm(piece)
+			if len(piece) < 3 {
+				continue
+			}
+			any = true
+			if !strings.Contains(failure, piece) {
+				matched = false
+				break
+			}
+		}
+		if matched && any {
+			return true
+		}
+	}
+	return false
+}
+
+var quotedText = regexp.MustCompile(`"([^"]+)"`)
 
 // printHint prints hint i (0-based) of a step's list.
 func printHint(w io.Writer, list []hint, i, step int) {

@@ -288,3 +288,25 @@ func TestHintsProblems(t *testing.T) {
 		t.Errorf("03-z: got %q, want HINTS.md is missing", got)
 	}
 }
+
+func TestHintMatches(t *testing.T) {
+	failure := "    retries_test.go:88: step 1: Retryable(HTTP 404) = true, want false: a 404 will never succeed\n    the first attempt to payment timed out after 1s"
+	for symptom, want := range map[string]bool{
+		`"Retryable(HTTP 404) = true"`:                 true,
+		`"retryable(http 404)   = TRUE"`:               true,
+		`"the first attempt ... timed out"`:            true,
+		`"the first attempt ... answered"`:             false,
+		`"Backoff(...) = ..., want ..."`:               false,
+		`"retried at once" or "Retryable(HTTP 404)"`:   true,
+		"<code>go test -race</code>: no quotes at all": false,
+		`"..."`: false,
+		`"Retryable(HTTP 503 with X-Dont-Retry: 1) = true" (or 429, 502)`: false,
+	} {
+		if got := hintMatches(symptom, failure); got != want {
+			t.Errorf("hintMatches(%s) = %v, want %v", symptom, got, want)
+		}
+	}
+	if hintMatches(`"anything"`, "") {
+		t.Error("an empty failure matched")
+	}
+}

@@ -48,8 +48,8 @@ func (ws *workspace) runLabs(ctx context.Context, infos []labInfo, w *progress, 
 		byPath[p] = info
 		pkgs[p] = info.Pattern()
 	}
-	report := func(info labInfo, pkg *pkgResult, cached bool) {
-		o := labOutcome{info: info, pkg: pkg}
+	report := func(info labInfo, pkg *pkgResult, events []byte, cached bool) {
+		o := labOutcome{info: info, pkg: pkg, events: events}
 		if pkg.BuildFailed {
 			o.compileErrs = pkg.BuildOutput
 		}
@@ -69,7 +69,7 @@ func (ws *workspace) runLabs(ctx context.Context, infos []labInfo, w *progress, 
 		if cache != nil {
 			if events := cache.load(p); events != nil {
 				if pkg := parseTestJSON(bytes.NewReader(events)).Packages[p]; pkg != nil && pkg.Action != "" {
-					report(info, pkg, true)
+					report(info, pkg, events, true)
 					continue
 				}
 			}
@@ -94,7 +94,7 @@ func (ws *workspace) runLabs(ctx context.Context, infos []labInfo, w *progress, 
 	testRun, res := ws.goTestStream(ctx, labTestTimeout, parser, func(pkg *pkgResult) {
 		if info, ok := byPath[pkg.Path]; ok {
 			finished = append(finished, pkg)
-			report(info, pkg, false)
+			report(info, pkg, parser.events[pkg.Path].Bytes(), false)
 		}
 	}, run...)
 	w.stop()

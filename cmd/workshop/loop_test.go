@@ -77,11 +77,11 @@ func TestStatusCache(t *testing.T) {
 		}
 		return out.String()
 	}
-	const line = "Lab 01 timeouts         0 of 2 steps passed"
-	if got := status(); !strings.Contains(got, line+"\n") {
+	const line = "Lab 01 timeouts         0 of 2 steps passed (not started"
+	if got := status(); !strings.Contains(got, line+")\n") {
 		t.Fatalf("first status lacks %q:\n%s", line, got)
 	}
-	if got := status(); !strings.Contains(got, line+" (unchanged since the last run)") {
+	if got := status(); !strings.Contains(got, line+"; unchanged since the last run)") {
 		t.Errorf("second status, nothing changed: want the lab from the cache:\n%s", got)
 	}
 	solveStep1(t, root)
@@ -211,6 +211,15 @@ func TestWatchManual(t *testing.T) {
 	waitFor(t, out, "Nothing shown.")
 	io.WriteString(typed, "frobnicate\n")
 	waitFor(t, out, `Unknown command "frobnicate"`)
+	// The lab passes: watch says so, and offers the reference at once.
+	file := filepath.Join(root, "labs", "01-timeouts", "timeouts.go")
+	solved, _ := os.ReadFile(filepath.Join(root, "solutions", "01-timeouts", "timeouts.go"))
+	os.WriteFile(file, solved, 0o644)
+	io.WriteString(typed, "\n")
+	waitFor(t, out, "Lab 01 passes. Well done!")
+	waitFor(t, out, "Every lab passes: the workshop is done.")
+	io.WriteString(typed, "solution\n")
+	waitFor(t, out, "timeouts.go is the same as the reference.")
 	io.WriteString(typed, "quit\n")
 	select {
 	case err := <-done:
@@ -268,7 +277,7 @@ func TestCommandLine(t *testing.T) {
 		"frobnicate":   `unknown command "frobnicate"`,
 		"check":        "check needs a lab number",
 		"reset":        "reset needs a lab number",
-		"check 01 02":  "check takes at most 1 argument(s)",
+		"check 01 02":  "check takes one lab at most",
 		"watch -x":     "watch: unknown flag -x",
 		"-frobnicate":  "flag provided but not defined: -frobnicate",
 		"solution -yy": "solution: unknown flag -yy",

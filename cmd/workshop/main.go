@@ -167,9 +167,10 @@ func main() {
 	case errors.Is(err, errUsage):
 		var u *usageError
 		if errors.As(err, &u) {
-			fmt.Fprintf(os.Stderr, "workshop: %s\n\n", u.msg)
+			fmt.Fprintf(os.Stderr, "workshop: %s\n(go run ./cmd/workshop help lists the commands)\n", u.msg)
+		} else {
+			fmt.Fprint(os.Stderr, usage)
 		}
-		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
 	case errors.Is(err, errFailed):
 		os.Exit(1)
@@ -283,7 +284,10 @@ func checkArgs(cmd string, rest []string) error {
 	case len(rest) < min:
 		return badUsage("%s needs a lab number, for example: go run ./cmd/workshop %s 05", cmd, cmd)
 	case len(rest) > max:
-		return badUsage("%s takes at most %d argument(s), got %q", cmd, max, strings.Join(rest, " "))
+		if max == 0 {
+			return badUsage("%s takes no arguments, got %q", cmd, strings.Join(rest, " "))
+		}
+		return badUsage("%s takes one lab at most, got %q", cmd, strings.Join(rest, " "))
 	}
 	for _, a := range rest {
 		if strings.HasPrefix(a, "-") {
@@ -306,6 +310,17 @@ func takeFlag(args []string, names ...string) ([]string, bool) {
 		out = append(out, a)
 	}
 	return out, found
+}
+
+// noLab is the usage error for a lab argument that names no lab here.
+func noLab(arg string, labs []lab) error {
+	var names []string
+	for _, l := range labs {
+		if l.Present {
+			names = append(names, l.Name)
+		}
+	}
+	return badUsage("no lab %q here; the labs are %s (a number is enough: 05)", arg, strings.Join(names, ", "))
 }
 
 // optional returns the only argument, or "" when there is none.

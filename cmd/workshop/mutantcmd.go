@@ -21,8 +21,7 @@ func (ws *workspace) mutantCmd(ctx context.Context, args []string) error {
 	}
 	l, ok := findLab(labs, args[0])
 	if !ok || !l.Present {
-		fmt.Fprintf(ws.stderr, "no lab %q\n", args[0])
-		return errUsage
+		return noLab(args[0], labs)
 	}
 	dir, mutants, problems := ws.labMutants(l)
 	w := ws.stdout

@@ -29,8 +29,7 @@ func (ws *workspace) reset(ctx context.Context, arg string, yes bool) error {
 	}
 	l, ok := findLab(labs, arg)
 	if !ok || !l.Present {
-		fmt.Fprintf(ws.stderr, "no lab %q to reset\n", arg)
-		return errUsage
+		return noLab(arg, labs)
 	}
 	if !ws.inGitCheckout(ctx) {
 		return fmt.Errorf("reset needs a git clone of the workshop: it takes the starter from git's objects (labs/starters.txt pins their ids); in a copy without .git, download the lab's files again instead")
@@ -99,7 +98,7 @@ func (ws *workspace) reset(ctx context.Context, arg string, yes bool) error {
 	for _, f := range extra {
 		fmt.Fprintf(w, "  remove  %s (not in the starter)\n", f)
 	}
-	fmt.Fprintf(w, "Your files are copied to %s first.\n", backup)
+	fmt.Fprintf(w, "Your files will be copied to %s first.\n", backup)
 	if !yes && !ws.confirm("Reset? [y/N] ") {
 		fmt.Fprintln(w, "Nothing changed.")
 		return nil
@@ -131,11 +130,10 @@ func (ws *workspace) reset(ctx context.Context, arg string, yes bool) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "Lab %s is the starter again.", l.Num())
-	if len(saved) > 0 {
-		fmt.Fprintf(w, " Your %s: %s", strings.Join(saved, ", "), backup)
+	fmt.Fprintf(w, "Lab %s is the starter again.\n", l.Num())
+	for _, base := range saved {
+		fmt.Fprintf(w, "Your %s is kept in %s\n", base, filepath.Join(backup, base))
 	}
-	fmt.Fprintln(w)
 	return nil
 }
 

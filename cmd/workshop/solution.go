@@ -22,8 +22,7 @@ func (ws *workspace) solution(ctx context.Context, arg string, yes bool) error {
 	}
 	l, ok := findLab(labs, arg)
 	if !ok || !l.Present {
-		fmt.Fprintf(ws.stderr, "no lab %q\n", arg)
-		return errUsage
+		return noLab(arg, labs)
 	}
 	info, err := ws.labInfo(l)
 	if err != nil {

@@ -72,6 +72,7 @@ type labOutcome struct {
 	pkg         *pkgResult
 	compileErrs []string // non-nil when the lab does not build
 	steps       []stepResult
+	events      []byte // the run's go test -json lines, when runLabs ran it or had it cached
 }
 
 func (o labOutcome) passed() int {
@@ -160,6 +161,14 @@ func printLabSummary(w io.Writer, o labOutcome, note string) {
 		fmt.Fprintf(w, "Lab %s %-16s has no steps yet\n", l.Num(), l.Title())
 		return
 	}
+	if o.passed() == 0 && !anyNotRun(o.steps) {
+		// Not started: its steps are the README's; status stays short.
+		if note != "" {
+			note = "; " + note
+		}
+		fmt.Fprintf(w, "Lab %s %-16s 0 of %d steps passed (not started%s)\n", l.Num(), l.Title(), len(o.steps), note)
+		return
+	}
 	if note != "" {
 		note = " (" + note + ")"
 	}
@@ -175,8 +184,8 @@ func printLabSummary(w io.Writer, o labOutcome, note string) {
 func nextStep(outcomes []labOutcome) string {
 	for _, o := range outcomes {
 		if o.compileErrs != nil {
-			return fmt.Sprintf("Next: lab %s does not compile: fix the error above, then run go test %s",
-				o.info.Num(), o.info.Pattern())
+			return fmt.Sprintf("Next: lab %s does not compile: fix the error above (go run ./cmd/workshop watch %s re-runs it each time you save)",
+				o.info.Num(), o.info.Num())
 		}
 	}
 	pick := func(started bool) string {
@@ -186,8 +195,8 @@ func nextStep(outcomes []labOutcome) string {
 			}
 			for _, s := range o.steps {
 				if s.State != stepPassed {
-					return fmt.Sprintf("Next: lab %s %s -> read %s, run go test %s",
-						o.info.Num(), o.info.stepTitle(s.N), o.info.stepLink(s.N), o.info.Pattern())
+					return fmt.Sprintf("Next: lab %s %s -> read %s, then run go run ./cmd/workshop watch %s",
+						o.info.Num(), o.info.stepTitle(s.N), o.info.stepLink(s.N), o.info.Num())
 				}
 			}
 		}
@@ -214,12 +223,7 @@ func (ws *workspace) check(ctx context.Context, arg string) error {
 	}
 	l, ok := findLab(labs, arg)
 	if !ok {
-		fmt.Fprintf(ws.stderr, "no lab %q; the labs are:", arg)
-		for _, l := range labs {
-			fmt.Fprintf(ws.stderr, " %s", l.Name)
-		}
-		fmt.Fprintln(ws.stderr)
-		return errUsage
+		return noLab(arg, labs)
 	}
 	w := ws.stdout
 	if !l.Present {
@@ -320,4 +324,14 @@ func printSteps(w io.Writer, info labInfo, o labOutcome) {
 			fmt.Fprintf(w, "    %s\n", line)
 		}
 	}
+}
+
+// anyNotRun reports whether a step's tests did not run or did not finish.
+func anyNotRun(steps []stepResult) bool {
+	for _, s := range steps {
+		if s.State == stepNotRun {
+			return true
+		}
+	}
+	return false
 }

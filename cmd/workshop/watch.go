@@ -17,7 +17,7 @@ import (
 const watchDebounce = 300 * time.Millisecond
 
 // watchHelp lists watch's typed commands.
-const watchHelp = "Type hint, list, check (every lab), solution or quit, then Enter; Enter alone re-runs."
+const watchHelp = "Type hint, list (every lab, re-checked), solution, help or quit, then Enter; Enter alone re-runs."
 
 // watch is "watch [NN] [--manual]": it runs a lab's tests, shows the steps
 // passed and the first failing step's story, and runs them again whenever
@@ -30,7 +30,7 @@ const watchHelp = "Type hint, list, check (every lab), solution or quit, then En
 // re-runs instead. It returns when told to quit, at the end of stdin in
 // manual mode, or when ctx ends.
 func (ws *workspace) watch(ctx context.Context, arg string, manual bool) error {
-	_, infos, err := ws.presentLabs()
+	labs, infos, err := ws.presentLabs()
 	if err != nil {
 		return err
 	}
@@ -47,8 +47,7 @@ func (ws *workspace) watch(ctx context.Context, arg string, manual bool) error {
 			}
 		}
 		if current < 0 {
-			fmt.Fprintf(ws.stderr, "no lab %q to watch\n", arg)
-			return errUsage
+			return noLab(arg, labs)
 		}
 	} else {
 		fmt.Fprintln(w, "Finding the first lab that does not pass yet...")
@@ -109,7 +108,7 @@ func (ws *workspace) watch(ctx context.Context, arg string, manual bool) error {
 	}
 	var debounce <-chan time.Time
 	passed := -1 // the lab that passed last, for "solution"
-	rerun := true
+	rerun, clear := true, true
 	for {
 		if rerun {
 			rerun = false
@@ -118,26 +117,31 @@ func (ws *workspace) watch(ctx context.Context, arg string, manual bool) error {
 				return err
 			}
 			infos[current] = info
-			o, err := ws.watchRun(ctx, w, info, manual)
+			o, err := ws.watchRun(ctx, w, info, clear)
 			if err != nil {
 				return err
 			}
+			clear = true
 			if o.done() {
 				passed = current
 				fmt.Fprintf(w, "\nLab %s passes. Well done! Type solution and Enter to compare your code with the reference.\n", info.Num())
-				if next := ws.nextUnfinished(ctx, w, infos, current); next >= 0 {
-					if watcher != nil {
-						watcher.Remove(ws.abs(infos[current].Dir()))
-						if err := watcher.Add(ws.abs(infos[next].Dir())); err != nil {
-							return fmt.Errorf("watching %s: %w", infos[next].Dir(), err)
-						}
-					}
-					current = next
-					fmt.Fprintf(w, "Next: lab %s %s. Press Enter to start it.\n", infos[current].Num(), infos[current].Title())
-				} else {
+				next := ws.nextUnfinished(ctx, w, infos, current)
+				if next < 0 {
 					fmt.Fprintln(w, "Every lab passes: the workshop is done. Type quit and Enter to leave.")
+					continue
 				}
+				if watcher != nil {
+					watcher.Remove(ws.abs(infos[current].Dir()))
+					if err := watcher.Add(ws.abs(infos[next].Dir())); err != nil {
+						return fmt.Errorf("watching %s: %w", infos[next].Dir(), err)
+					}
+				}
+				current = next
+				fmt.Fprintf(w, "On to lab %s %s.\n\n", infos[current].Num(), infos[current].Title())
+				rerun, clear = true, false // keep the congratulations on screen
+				continue
 			}
+			ws.watchFooter(w, info, manual)
 		}
 		select {
 		case <-ctx.Done():
@@ -171,10 +175,10 @@ func (ws *workspace) watch(ctx context.Context, arg string, manual bool) error {
 	}
 }
 
-// watchRun runs one lab and shows its steps: the passed ones, then the
-// first failing step's story. On a terminal it clears the screen first.
-func (ws *workspace) watchRun(ctx context.Context, w *progress, info labInfo, manual bool) (labOutcome, error) {
-	if w.terminal {
+// watchRun runs one lab and shows every step, with the first failing
+// step's story. On a terminal, and when clear, it clears the screen first.
+func (ws *workspace) watchRun(ctx context.Context, w *progress, info labInfo, clear bool) (labOutcome, error) {
+	if w.terminal && clear {
 		fmt.Fprint(w, "\033[H\033[2J")
 	}
 	outcomes, err := ws.runLabs(ctx, []labInfo{info}, w, func(io.Writer, labOutcome, bool) {})
@@ -183,38 +187,38 @@ func (ws *workspace) watchRun(ctx context.Context, w *progress, info labInfo, ma
 	}
 	o := outcomes[info.Name]
 	fmt.Fprintf(w, "Lab %s %s (%s)\n\n", info.Num(), info.Title(), time.Now().Format("15:04:05"))
-	switch {
-	case o.compileErrs != nil:
+	if o.compileErrs != nil {
 		fmt.Fprintln(w, "does not compile:")
 		for _, line := range firstLines(o.compileErrs, 12) {
 			fmt.Fprintf(w, "    %s\n", line)
 		}
-	default:
-		fmt.Fprintf(w, "%d of %d steps passed\n", o.passed(), len(o.steps))
-		for _, s := range o.steps {
-			if s.State == stepPassed {
-				fmt.Fprintf(w, "  passed   %s\n", info.stepTitle(s.N))
-				continue
+		return o, nil
+	}
+	fmt.Fprintf(w, "%d of %d steps passed\n", o.passed(), len(o.steps))
+	told := false
+	for _, s := range o.steps {
+		fmt.Fprintf(w, "  %-8s %s\n", s.State, info.stepTitle(s.N))
+		if s.State == stepFailing && !told {
+			told = true
+			t := s.Failed[0]
+			fmt.Fprintf(w, "    %s failed:\n", t.Name)
+			for _, line := range firstLines(t.failureLines(), 12) {
+				fmt.Fprintf(w, "        %s\n", strings.TrimLeft(line, " \t"))
 			}
-			fmt.Fprintf(w, "  %-8s %s\n", s.State, info.stepTitle(s.N))
-			if s.State == stepFailing {
-				t := s.Failed[0]
-				fmt.Fprintf(w, "    %s failed:\n", t.Name)
-				for _, line := range firstLines(t.failureLines(), 12) {
-					fmt.Fprintf(w, "        %s\n", strings.TrimLeft(line, " \t"))
-				}
-				fmt.Fprintf(w, "    Read %s\n", info.stepLink(s.N))
-			}
-			break
+			fmt.Fprintf(w, "    Read %s\n", info.stepLink(s.N))
 		}
 	}
+	return o, nil
+}
+
+// watchFooter says what watch waits for.
+func (ws *workspace) watchFooter(w io.Writer, info labInfo, manual bool) {
 	fmt.Fprintln(w)
 	if manual {
 		fmt.Fprintf(w, "Manual mode: save your changes, then press Enter to re-run. %s\n", watchHelp)
 	} else {
 		fmt.Fprintf(w, "Watching %s/: save a file to re-run. %s\n", info.Dir(), watchHelp)
 	}
-	return o, nil
 }
 
 // nextUnfinished returns the index of the first lab after current (then
@@ -243,12 +247,15 @@ func (ws *workspace) watchCommand(ctx context.Context, w *progress, cmd string, 
 		return true, nil
 	case "h", "hint":
 		fmt.Fprintln(w)
-		err := ws.showHint(ctx, w, infos[current].lab, false)
+		err := ws.showHint(ctx, w, infos[current].lab, false, true)
 		if errors.Is(err, errFailed) {
 			err = nil // it said why
 		}
 		return false, err
-	case "l", "list", "c", "check":
+	case "help", "?":
+		fmt.Fprintln(w, watchHelp)
+		return false, nil
+	case "l", "list", "c", "check", "all":
 		fmt.Fprintln(w)
 		_, err := ws.runLabs(ctx, infos, w, func(w io.Writer, o labOutcome, cached bool) {
 			printLabLine(w, o)
