@@ -58,7 +58,7 @@ type edit struct {
 const mutantExt = ".txtar"
 
 var (
-	mutantName   = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	mutantName   = regexp.MustCompile(`^[a-z0-9]+([-.][a-z0-9]+)*$`)
 	mutantMarker = regexp.MustCompile(`^-- (old|new) (\S+) --$`)
 	mutantCaught = regexp.MustCompile(`^Caught by step ([0-9]+)\.?$`)
 )
@@ -278,7 +278,7 @@ func (ws *workspace) labMutants(l lab) (dir string, mutants []mutant, problems [
 		}
 		name := strings.TrimSuffix(e.Name(), mutantExt)
 		if !mutantName.MatchString(name) {
-			problems = append(problems, fmt.Sprintf("%s: name a mutant in lower case, words joined by dashes (like counts-404s%s)", rel, mutantExt))
+			problems = append(problems, fmt.Sprintf("%s: name a mutant in lower case, words joined by dashes (like counts-404s%s; dots may join digits)", rel, mutantExt))
 			continue
 		}
 		m, err := parseMutant(name, data)
