@@ -70,6 +70,7 @@ type labRun struct {
 	starter    *pristine         // nil when unknown (no git, no manifest)
 	starterRun *pkgResult        // the starter's test run; nil if it did not compile
 	solFiles   map[string]string // the reference's files by base name; nil if unusable
+	refPassed  map[string]bool   // test name -> passed on the reference (clause 5); nil if it did not run
 }
 
 // check prints one finding of clause n: "NN-name clause n: what".
@@ -209,9 +210,11 @@ func (lr *labRun) selfContained(ctx context.Context) error {
 	return nil
 }
 
-// readme (clause 9) checks the README's sections and step headings.
+// readme (clause 9) checks the README's sections and step headings, then
+// the hints in HINTS.md beside it.
 func (lr *labRun) readme(ctx context.Context) error {
 	lr.check(9, "README.md has the sections in order and a heading per step", lr.ws.readmeProblems(lr.info))
+	lr.check(9, "HINTS.md parses, its steps have tests, every hint has a body, and README.md links to it", lr.ws.hintsProblems(lr.info))
 	return nil
 }
 

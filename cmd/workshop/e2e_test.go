@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -42,7 +44,9 @@ func TestStep2Experiment(t *testing.T) {
 `,
 	"labs/01-timeouts/README.md": "# Lab 01\n\n## The story\n\n## The pattern\n\n## Steps\n\n" +
 		"### Step 1: Give up within the budget\n\n### Step 2: Run the experiment\n\n" +
-		"## Hints\n\n## Experiment\n\n## In production\n\n## Further reading\n",
+		"## Hints\n\nThe hints are in [HINTS.md](HINTS.md).\n\n## Experiment\n\n## In production\n\n## Further reading\n",
+	"labs/01-timeouts/HINTS.md": "# Lab 01 (timeouts): hints\n\n## Step 1\n\n### \"the budget is 0s\"\n\nReturn 2.\n\n" +
+		"## Step 2\n\n### \"ratio 0, want 5\"\n\nThe ratio is a constant.\n\n### \"see step 2\"\n\n```go\nfunc Ratio() int { return 5 }\n```\n",
 	"solutions/01-timeouts/timeouts.go": `// Package timeouts is the fixture's solution.
 package timeouts
 
@@ -120,7 +124,10 @@ func gitIn(t *testing.T, dir string, args ...string) {
 	}
 }
 
-func TestVerifyFixtureLab(t *testing.T) {
+// newFixtureRepo writes the fixture into a new git repository, pins its
+// starter and commits it; the status cache goes to a temporary directory.
+func newFixtureRepo(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the go command on a fixture module")
 	}
@@ -130,13 +137,12 @@ func TestVerifyFixtureLab(t *testing.T) {
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
 	t.Setenv("GOFLAGS", "")
+	useTempCacheDir(t)
 	root := t.TempDir()
 	writeFixture(t, root)
 	gitIn(t, root, "init", "-q")
-
-	ctx := context.Background()
 	var out bytes.Buffer
-	if err := run(ctx, []string{"workshop", "-C", root, "pin"}, &out, &out); err != nil {
+	if err := run(context.Background(), []string{"workshop", "-C", root, "pin"}, &out, &out); err != nil {
 		t.Fatalf("pin: %v\n%s", err, out.String())
 	}
 	manifest, err := os.ReadFile(filepath.Join(root, "labs", "starters.txt"))
@@ -145,6 +151,13 @@ func TestVerifyFixtureLab(t *testing.T) {
 	}
 	gitIn(t, root, "add", "-A")
 	gitIn(t, root, "commit", "-q", "-m", "fixture")
+	return root
+}
+
+func TestVerifyFixtureLab(t *testing.T) {
+	root := newFixtureRepo(t)
+	ctx := context.Background()
+	var out bytes.Buffer
 
 	// The learner solves step 1: verify must still check the pinned starter.
 	learner := strings.Replace(fixture["labs/01-timeouts/timeouts.go"], "func Budget() int { return 0 }", "func Budget() int { return 2 }", 1)
@@ -162,11 +175,72 @@ func TestVerifyFixtureLab(t *testing.T) {
 			"passed   step 1: Give up within the budget",
 			"failing  step 2: Run the experiment",
 			"Lab 02 deadlines        coming soon",
-			"Next: lab 01 step 2: Run the experiment -> read labs/01-timeouts/README.md#step-2-run-the-experiment, run go test ./labs/01-timeouts/",
+			"Next: lab 01 step 2: Run the experiment -> read labs/01-timeouts/README.md#step-2-run-the-experiment, then run go run ./cmd/workshop watch 01",
 		} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("status output lacks %q:\n%s", want, out.String())
 			}
+		}
+	})
+
+	t.Run("status -json reports each step as a results.json", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		if err := run(ctx, []string{"workshop", "-C", root, "status", "-json", "-name", "alice"}, &stdout, &stderr); err != nil {
+			t.Fatalf("status -json: %v\n%s", err, stderr.String())
+		}
+		r := decodeClassResults(t, stdout.Bytes(), 9)
+		if r.Status != resultFail || r.Learner != "alice" || len(r.Commit) < 40 || r.RanAt == "" {
+			t.Errorf("top level: got status %q learner %q commit %q ran_at %q, want fail, alice, the HEAD commit and a time",
+				r.Status, r.Learner, r.Commit, r.RanAt)
+		}
+		if len(r.Tests) != 2 {
+			t.Fatalf("got %d tests, want 2 (one per step):\n%s", len(r.Tests), stdout.String())
+		}
+		one, two := r.Tests[0], r.Tests[1]
+		if one.Name != "Lab 01 timeouts, step 1: Give up within the budget" || one.Status != resultPass || one.TaskID != 1 || one.RanAt == "" {
+			t.Errorf("step 1: got %+v", one)
+		}
+		if two.Name != "Lab 01 timeouts, step 2: Run the experiment" || two.Status != resultFail ||
+			!strings.Contains(two.Message, "TestStep2Experiment failed:\n") || !strings.Contains(two.Message, "ratio 0, want 5: see step 2") {
+			t.Errorf("step 2: got %+v, want fail with the test's story", two)
+		}
+
+		// The lab does not compile: every step is an error, and so is the
+		// whole file, its message the compile error.
+		file := filepath.Join(root, "labs", "01-timeouts", "timeouts.go")
+		good, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.WriteFile(file, good, 0o644) })
+		if err := os.WriteFile(file, append(good, "func broken() int { return missing }\n"...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files := t.TempDir()
+		os.WriteFile(filepath.Join(files, "alice.json"), stdout.Bytes(), 0o644)
+		stdout.Reset()
+		if err := run(ctx, []string{"workshop", "-C", root, "status", "-json", "-name", "bob"}, &stdout, &stderr); err != nil {
+			t.Fatalf("status -json on a lab that does not compile: %v, want exit status 0", err)
+		}
+		r = decodeClassResults(t, stdout.Bytes(), 9)
+		if r.Status != resultError || !strings.Contains(r.Message, "undefined: missing") {
+			t.Errorf("top level: got status %q message %q, want error with the compile error", r.Status, r.Message)
+		}
+		for _, test := range r.Tests {
+			if test.Status != resultError || !strings.Contains(test.Message, "undefined: missing") {
+				t.Errorf("%s: got %q %q, want error with the compile error", test.Name, test.Status, test.Message)
+			}
+		}
+
+		// The two files gathered.
+		os.WriteFile(filepath.Join(files, "bob.json"), stdout.Bytes(), 0o644)
+		stdout.Reset()
+		if err := run(ctx, []string{"workshop", "gather", files}, &stdout, &stderr); err != nil {
+			t.Fatalf("gather: %v\n%s", err, stderr.String())
+		}
+		got := tableCells(stdout.String())
+		if len(got) != 4 || !slices.Equal(got[1][:3], []string{"alice", "1/2", "1/2"}) || !slices.Equal(got[2][:3], []string{"bob", "build error", "0/2"}) {
+			t.Errorf("gather: got %q, want alice 1/2 and bob build error:\n%s", got, stdout.String())
 		}
 	})
 
@@ -179,6 +253,73 @@ func TestVerifyFixtureLab(t *testing.T) {
 		if want := "ratio 0, want 5: see step 2"; !strings.Contains(out.String(), want) {
 			t.Errorf("check output lacks the failure message %q:\n%s", want, out.String())
 		}
+	})
+
+	t.Run("hint shows the next hint of the first failing step, one per call", func(t *testing.T) {
+		cache := useTempCacheDir(t)
+		hint := func(args ...string) string {
+			t.Helper()
+			out.Reset()
+			if err := run(ctx, append([]string{"workshop", "-C", root, "hint"}, args...), &out, &out); err != nil {
+				t.Fatalf("hint %s: %v\n%s", strings.Join(args, " "), err, out.String())
+			}
+			return out.String()
+		}
+		expect := func(text string, wants ...string) {
+			t.Helper()
+			for _, want := range wants {
+				if !strings.Contains(text, want) {
+					t.Errorf("hint output lacks %q:\n%s", want, text)
+				}
+			}
+		}
+		first := hint("01")
+		expect(first,
+			"the first step that does not pass is step 2: Run the experiment",
+			"ratio 0, want 5: see step 2",
+			"Hint 1 of 2 for step 2: \"ratio 0, want 5\"\n\nThe ratio is a constant.\n",
+			"1 more hint for step 2: run go run ./cmd/workshop hint 01 again.")
+		expect(hint("1"), "Hint 2 of 2 for step 2: \"see step 2\"\n\n```go\nfunc Ratio() int { return 5 }\n```\n", "That was the last hint for step 2.")
+		expect(hint("01-timeouts"), "You have seen all 2 hints for step 2; here is the one closest to your failure again.", "Hint 1 of 2 for step 2")
+
+		// Remembered outside the repository, per repository and lab.
+		data, err := os.ReadFile(filepath.Join(cache, "gophereats-workshop", "hints.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var state hintState
+		if err := json.Unmarshal(data, &state); err != nil || state.Repos[root]["01-timeouts"][2] != 0b11 {
+			t.Errorf("state file: %v, %s; want hints 1 and 2 of step 2 shown for lab 01 of %s", err, data, root)
+		}
+		if status, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=all").Output(); err != nil || strings.Contains(string(status), "??") {
+			t.Errorf("git status: %v; hint must leave no file in the repository:\n%s", err, status)
+		}
+
+		expect(hint("01", "--reset"), "Forgot the hints shown for lab 01")
+		expect(hint("01"), "Hint 1 of 2 for step 2")
+
+		// A corrupt state file is noted and replaced.
+		if err := os.WriteFile(filepath.Join(cache, "gophereats-workshop", "hints.json"), []byte("{not json"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		expect(hint("01"), "is corrupt", "Hint 1 of 2 for step 2")
+		expect(hint("01"), "Hint 2 of 2 for step 2")
+
+		// A lab that does not compile gets no hint; one that passes neither.
+		file := filepath.Join(root, "labs", "01-timeouts", "timeouts.go")
+		good, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.WriteFile(file, good, 0o644) })
+		os.WriteFile(file, append(good, "func broken() int { return missing }\n"...), 0o644)
+		out.Reset()
+		if err := run(ctx, []string{"workshop", "-C", root, "hint", "01"}, &out, &out); !errors.Is(err, errFailed) {
+			t.Errorf("hint on a lab that does not compile: got %v, want errFailed", err)
+		}
+		expect(out.String(), "does not compile: fix the compile error first", "undefined: missing")
+		os.WriteFile(file, []byte(strings.Replace(string(good), "func Ratio() int { return 0 }", "func Ratio() int { return 5 }", 1)), 0o644)
+		expect(hint("01"), "Every step of lab 01 passes: no hint needed", "solution 01")
 	})
 
 	t.Run("live builds the learner's code into the running system and passes the flags on", func(t *testing.T) {
@@ -308,6 +449,7 @@ func TestVerifyFixtureLab(t *testing.T) {
 			"FAIL 01-timeouts clause 6: mutant wrong-claim is caught by step 2: step 2 passes against the mutant (failing instead: step 1)",
 			"ok   01-timeouts clause 8: imports no other lab and no solution",
 			"ok   01-timeouts clause 9: README.md has the sections in order",
+			"ok   01-timeouts clause 9: HINTS.md parses, its steps have tests, every hint has a body, and README.md links to it",
 			"ok   clause 10: the running system builds with the pristine starters' learner code (go build -tags learner01 ./cmd/fooddelivery)",
 		} {
 			if !strings.Contains(text, want) {

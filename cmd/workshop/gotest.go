@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"regexp"
@@ -83,71 +84,110 @@ func (r *testRun) merge(other *testRun) {
 // parseTestJSON reads a `go test -json` stream. Lines that are not JSON
 // events (a go command too old to emit build events, say) land in Other.
 func parseTestJSON(r io.Reader) *testRun {
-	run := &testRun{Packages: map[string]*pkgResult{}}
-	build := map[string][]string{} // build output by ImportPath
+	p := newTestParser()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
 	for sc.Scan() {
-		line := sc.Bytes()
-		var ev testEvent
-		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &ev) != nil {
-			if s := strings.TrimRight(string(line), "\r"); s != "" {
-				run.Other = append(run.Other, s)
-			}
-			continue
+		p.line(sc.Bytes())
+	}
+	return p.finish()
+}
+
+// testParser reads a `go test -json` stream line by line, so that a caller
+// can act on each package as soon as it finishes.
+type testParser struct {
+	run   *testRun
+	build map[string][]string // build output by ImportPath
+	// events holds each package's own event lines, as go test wrote them
+	// (for the status cache); nil: not kept.
+	events map[string]*bytes.Buffer
+}
+
+func newTestParser() *testParser {
+	return &testParser{run: &testRun{Packages: map[string]*pkgResult{}}, build: map[string][]string{}}
+}
+
+// keepEvents makes the parser keep each package's event lines.
+func (p *testParser) keepEvents() { p.events = map[string]*bytes.Buffer{} }
+
+// line reads one line of the stream. It returns the package the line
+// finished (its pass, fail or skip event), or nil.
+func (p *testParser) line(line []byte) *pkgResult {
+	run := p.run
+	var ev testEvent
+	if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &ev) != nil {
+		if s := strings.TrimRight(string(line), "\r"); s != "" {
+			run.Other = append(run.Other, s)
 		}
-		switch ev.Action {
-		case "build-output":
-			build[ev.ImportPath] = append(build[ev.ImportPath], strings.TrimRight(ev.Output, "\r\n"))
-			continue
-		case "build-fail":
-			continue
+		return nil
+	}
+	switch ev.Action {
+	case "build-output":
+		p.build[ev.ImportPath] = append(p.build[ev.ImportPath], strings.TrimRight(ev.Output, "\r\n"))
+		return nil
+	case "build-fail":
+		return nil
+	}
+	if ev.Package == "" {
+		return nil
+	}
+	if p.events != nil {
+		b := p.events[ev.Package]
+		if b == nil {
+			b = &bytes.Buffer{}
+			p.events[ev.Package] = b
 		}
-		if ev.Package == "" {
-			continue
-		}
-		pkg := run.pkg(ev.Package)
-		if ev.Test == "" {
-			switch ev.Action {
-			case "output":
-				pkg.Output = append(pkg.Output, strings.TrimRight(ev.Output, "\r\n"))
-			case "pass", "fail", "skip":
-				pkg.Action = ev.Action
-				if ev.FailedBuild != "" {
-					pkg.BuildFailed = true
-					pkg.BuildOutput = append(pkg.BuildOutput, build[ev.FailedBuild]...)
-					delete(build, ev.FailedBuild)
-				}
-			}
-			continue
-		}
-		top, _, sub := strings.Cut(ev.Test, "/")
-		t := pkg.Tests[top]
-		if t == nil {
-			t = &testResult{Name: top}
-			pkg.Tests[top] = t
-		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	pkg := run.pkg(ev.Package)
+	if ev.Test == "" {
 		switch ev.Action {
 		case "output":
-			t.Output = append(t.Output, strings.TrimRight(ev.Output, "\r\n"))
+			pkg.Output = append(pkg.Output, strings.TrimRight(ev.Output, "\r\n"))
 		case "pass", "fail", "skip":
-			// With -count=N a test reports N times; a failure in any run
-			// must not be hidden by a later pass.
-			if !sub && t.Action != "fail" {
-				t.Action = ev.Action
+			pkg.Action = ev.Action
+			if ev.FailedBuild != "" {
+				pkg.BuildFailed = true
+				pkg.BuildOutput = append(pkg.BuildOutput, p.build[ev.FailedBuild]...)
+				delete(p.build, ev.FailedBuild)
 			}
+			return pkg
+		}
+		return nil
+	}
+	top, _, sub := strings.Cut(ev.Test, "/")
+	t := pkg.Tests[top]
+	if t == nil {
+		t = &testResult{Name: top}
+		pkg.Tests[top] = t
+	}
+	switch ev.Action {
+	case "output":
+		t.Output = append(t.Output, strings.TrimRight(ev.Output, "\r\n"))
+	case "pass", "fail", "skip":
+		// With -count=N a test reports N times; a failure in any run
+		// must not be hidden by a later pass.
+		if !sub && t.Action != "fail" {
+			t.Action = ev.Action
 		}
 	}
+	return nil
+}
+
+// finish ends the stream and returns everything it reported.
+func (p *testParser) finish() *testRun {
 	// Build output whose package never reported (a setup failure, say).
 	var rest []string
-	for ip := range build {
+	for ip := range p.build {
 		rest = append(rest, ip)
 	}
 	sort.Strings(rest)
 	for _, ip := range rest {
-		run.Other = append(run.Other, build[ip]...)
+		p.run.Other = append(p.run.Other, p.build[ip]...)
 	}
-	return run
+	p.build = map[string][]string{}
+	return p.run
 }
 
 func (run *testRun) pkg(path string) *pkgResult {

@@ -229,7 +229,12 @@ type readme struct {
 	Steps    map[int]string // step number -> title, from "### Step N: title" under "## Steps"
 	Anchors  map[int]string // step number -> GitHub anchor of its heading
 	Order    []int          // step numbers in the order they appear
+	// HintsLink reports whether the "## Hints" section links to HINTS.md
+	// (a Markdown link "](HINTS.md)" or "](./HINTS.md)", with or without an anchor).
+	HintsLink bool
 }
+
+var hintsLink = regexp.MustCompile(`\]\((\./)?HINTS\.md(#[^)]*)?\)`)
 
 var stepHeading = regexp.MustCompile(`(?i)^step\s+([0-9]+)\s*(?:[:.)]|-|–|—)?\s*(.*)$`)
 
@@ -260,6 +265,8 @@ func parseReadme(text string) readme {
 		case strings.HasPrefix(line, "## "):
 			section = headingText(line[3:])
 			r.Sections = append(r.Sections, section)
+		case strings.EqualFold(section, "Hints") && hintsLink.MatchString(line):
+			r.HintsLink = true
 		case strings.HasPrefix(line, "### ") && strings.EqualFold(section, "Steps"):
 			h := headingText(line[4:])
 			m := stepHeading.FindStringSubmatch(h)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -142,6 +143,34 @@ func (ws *workspace) readmeProblems(info labInfo) []string {
 		case !testSteps[n] && inReadme:
 			problems = append(problems, fmt.Sprintf("\"### Step %d\" has no TestStep%d test", n, n))
 		}
+	}
+	return problems
+}
+
+// hintsProblems checks the lab's HINTS.md (clause 9): it exists and
+// parses, its steps are steps with tests, every hint has a body (the
+// parser checks that), and the README's Hints section links to it.
+func (ws *workspace) hintsProblems(info labInfo) []string {
+	hints, problems, err := ws.readHints(info.lab)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("%s/HINTS.md is missing", info.Dir())
+		}
+		problems = append(problems, err.Error())
+	}
+	testSteps := map[int]bool{}
+	for _, t := range info.Tests.Tests {
+		if n := stepOf(t); n > 0 {
+			testSteps[n] = true
+		}
+	}
+	for _, s := range hints.Steps {
+		if !testSteps[s.N] {
+			problems = append(problems, fmt.Sprintf("%s/HINTS.md:%d: \"## Step %d\" has no TestStep%d test", info.Dir(), s.Line, s.N, s.N))
+		}
+	}
+	if !info.Readme.HintsLink {
+		problems = append(problems, "README.md's ## Hints section does not link to HINTS.md (\"[HINTS.md](HINTS.md)\")")
 	}
 	return problems
 }

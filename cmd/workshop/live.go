@@ -74,8 +74,7 @@ func (ws *workspace) live(ctx context.Context, args []string) error {
 		l, ok := findLab(all, name)
 		switch {
 		case !ok:
-			fmt.Fprintf(ws.stderr, "no lab %q; the labs are 01 to 09\n", name)
-			return errUsage
+			return noLab(name, all)
 		case !l.Present:
 			fmt.Fprintf(ws.stderr, "lab %s is coming soon: it has no code to run yet\n", l.Name)
 			return errFailed

@@ -1,13 +1,16 @@
 // Command workshop is the learner's and instructor's tool for the resilience
-// workshop: it shows progress, checks one lab, runs the whole system with a
-// learner's code, verifies the lab contract (CONTRIBUTING.md at the
-// repository's root, whose clause numbers verify cites) and pins the
-// starter files.
+// workshop: it shows progress, checks one lab, gives hints one at a time,
+// runs the whole system with a learner's code, verifies the lab contract
+// (CONTRIBUTING.md at the repository's root, whose clause numbers verify
+// cites) and pins the starter files.
 //
 // Usage, from anywhere inside the repository:
 //
 //	go run ./cmd/workshop               status of every lab and the next thing to do
+//	go run ./cmd/workshop status -json  the same as a results.json (Exercism test runner, version 3; see classResults)
+//	go run ./cmd/workshop gather DIR    merge learners' status -json files into a class table (-csv out.csv)
 //	go run ./cmd/workshop check 01      run lab 01's tests, summarised step by step
+//	go run ./cmd/workshop hint 01       the next hint for lab 01's first failing step; "hint 01 --reset" starts again
 //	go run ./cmd/workshop live 05       run the whole system with your labs/05-breaker code at its integration point
 //	go run ./cmd/workshop admin load 20 send a change to the running system's admin API
 //	go run ./cmd/workshop verify        the instructor's and CI's check of every lab and the project
@@ -43,6 +46,19 @@
 // "## Steps" each step is a level-3 heading "### Step N: title" (the colon may
 // also be a period or a dash). The title is what status prints as the next
 // thing to do, with a link to the heading's GitHub anchor (README.md#step-2-title).
+// "## Hints" holds only a link to HINTS.md.
+//
+// Hints. Each lab's hints are in labs/NN-name/HINTS.md (the format is
+// documented in hint.go): a level-2 heading "## Step N" per step, in
+// increasing order, and under it a level-3 heading per hint whose text is
+// the symptom the hint answers (a failure message), its body the Markdown
+// below, the gentlest hint first. hint runs the lab's tests, finds the first
+// step that does not pass and prints that step's next hint not yet shown.
+// What was shown is remembered per repository (its absolute path), lab and
+// step in gophereats-workshop/hints.json under the user's cache directory
+// (else their config directory), never in the repository; "hint NN --reset"
+// forgets it for lab NN. HINTS.md is not a Go file: it is not an editable
+// file of the lab.
 //
 // Solutions. solutions/NN-name/ holds files with exactly the lab's editable
 // file names, no _test.go file anywhere below it, and NOTES.md. Each file
@@ -77,6 +93,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 )
 
 // errUsage reports bad arguments; main prints the usage and exits 2.
@@ -88,22 +106,56 @@ var errFailed = errors.New("failed")
 
 const usage = `usage: go run ./cmd/workshop [-C dir] [command]
 
-Commands:
-  status      show every lab, step by step, and the next thing to do (the default)
-  check NN    run one lab's tests (with -race where available) and summarise them step by step (NN: 01 or 01-timeouts)
+-C dir runs the tool on the workshop repository at dir instead of the one
+holding the current directory. NN is a lab's number or name: 05 or 05-breaker.
+
+Learners:
+  status      every lab, step by step, and the next thing to do (the default); each lab is shown
+              as its tests finish, unchanged labs at once
+  status -json [-name NAME]
+              the same as JSON for the instructor: Exercism's results.json version 3, one test per
+              step, with learner (NAME, by default your user name), commit and ran_at added
+  watch [NN] [--manual]
+              re-run lab NN (the first lab that does not pass) whenever you save one of its files;
+              type hint, list, check, solution or quit and Enter while it runs; --manual: Enter re-runs
+              (for file systems that send no change notifications: WSL on /mnt, network drives)
+  check NN    run one lab's tests (with -race where available) and summarise them step by step
+  hint NN [--reset]
+              the next hint for the lab's first failing step, one per call, the gentlest first
+              (labs/NN-name/HINTS.md has them all); --reset forgets the hints shown for lab NN
+  solution NN [-y]
+              the reference solution against your code, then its notes (asks first if the lab
+              does not pass yet; -y does not ask)
+  reset NN [-y]
+              put the lab's starter files back, after copying yours to .workshop/backups/ (-y: no question)
   live [NN...] [flags]
               build the food-delivery system with your code of labs NN (every lab you have started
               when none is named) and run it on 127.0.0.1, those labs as learner; the flags after the
               numbers (or after --) go to the system: live 05 -fault payment=hang, live 05 -- -h
   admin ...   change the running system without quoting JSON: admin fault payment=hang, admin load 20,
               admin scenario payment-down, admin unfault all (admin alone lists the commands)
-  verify      check the lab contract for every lab, then vet, gofmt and test the project
-  verify NN   check the lab contract for lab NN only (while writing a lab)
+
+Instructors and people writing labs:
+  verify      check the lab contract (CONTRIBUTING.md) for every lab, then vet, gofmt and test the project
+  verify NN   check the lab contract for lab NN only
   mutant NN [name]
               list lab NN's mutants, or show one as a diff against the reference and run the lab's
-              tests against it (for people writing labs)
-  pin         rewrite labs/starters.txt from the current lab starter files (instructors)
+              tests against it
+  pin         rewrite labs/starters.txt from the current lab starter files
+  help        this text (also -h, --help)
 `
+
+// usageError is a command line the tool cannot run; main prints what was
+// wrong, then the usage, and exits 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string        { return e.msg }
+func (e *usageError) Is(target error) bool { return target == errUsage }
+
+// badUsage returns a usageError saying what was wrong.
+func badUsage(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -113,7 +165,12 @@ func main() {
 	switch {
 	case err == nil:
 	case errors.Is(err, errUsage):
-		fmt.Fprint(os.Stderr, usage)
+		var u *usageError
+		if errors.As(err, &u) {
+			fmt.Fprintf(os.Stderr, "workshop: %s\n(go run ./cmd/workshop help lists the commands)\n", u.msg)
+		} else {
+			fmt.Fprint(os.Stderr, usage)
+		}
 		os.Exit(2)
 	case errors.Is(err, errFailed):
 		os.Exit(1)
@@ -133,41 +190,47 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return errUsage
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		return errUsage
+	if err := fs.Parse(args[1:]); errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, usage)
+		return nil
+	} else if err != nil {
+		return badUsage("%v", err)
 	}
 	rest := fs.Args()
 	cmd := "status"
+	var statusOpts statusOptions
 	if len(rest) > 0 {
 		cmd, rest = rest[0], rest[1:]
 	}
 	// Validate arguments before touching the repository, so usage errors are
 	// reported the same way everywhere.
+	var yes, manual bool
 	switch cmd {
-	case "status", "pin":
-		if len(rest) != 0 {
-			return errUsage
+	case "status":
+		var err error
+		if statusOpts, err = parseStatusFlags(rest); err != nil {
+			return err
 		}
-	case "verify":
-		if len(rest) > 1 {
-			return errUsage
+		rest = nil
+	case "gather": // reads the files named; needs no repository
+		return gather(rest, stdout, stderr)
+	case "hint":
+		if _, _, ok := hintArgs(rest); !ok {
+			return badUsage("hint takes a lab number and optionally --reset, for example: go run ./cmd/workshop hint 05")
 		}
-	case "check":
-		if len(rest) != 1 {
-			return errUsage
-		}
-	case "mutant":
-		if len(rest) < 1 || len(rest) > 2 {
-			return errUsage
-		}
-	case "live":
-	case "admin": // talks to a running system; needs no repository
-		return admin(ctx, rest, stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
-	default:
-		return errUsage
+	case "admin": // talks to a running system; needs no repository
+		return admin(ctx, rest, stdout)
+	case "live":
+	case "reset", "solution":
+		rest, yes = takeFlag(rest, "-y", "--yes")
+	case "watch":
+		rest, manual = takeFlag(rest, "--manual", "-manual")
+	}
+	if err := checkArgs(cmd, rest); cmd != "hint" && err != nil {
+		return err
 	}
 
 	ws, err := openWorkspace(*dir, stdout, stderr)
@@ -176,20 +239,94 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	switch cmd {
 	case "status":
+		if statusOpts.json {
+			return ws.statusJSON(ctx, statusOpts.name)
+		}
 		return ws.status(ctx)
 	case "check":
 		return ws.check(ctx, rest[0])
+	case "watch":
+		return ws.watch(ctx, optional(rest), manual)
+	case "reset":
+		return ws.reset(ctx, rest[0], yes)
+	case "solution":
+		return ws.solution(ctx, rest[0], yes)
+	case "hint":
+		return ws.hint(ctx, rest)
 	case "live":
 		return ws.live(ctx, rest)
 	case "mutant":
 		return ws.mutantCmd(ctx, rest)
 	case "verify":
-		only := ""
-		if len(rest) == 1 {
-			only = rest[0]
-		}
-		return ws.verify(ctx, only)
+		return ws.verify(ctx, optional(rest))
 	default: // "pin"
 		return ws.pin(ctx)
 	}
+}
+
+// checkArgs says what is wrong with a command's arguments, or nil.
+func checkArgs(cmd string, rest []string) error {
+	var min, max int // how many arguments the command takes
+	switch cmd {
+	case "status", "pin":
+	case "live":
+		return nil
+	case "verify", "watch":
+		max = 1
+	case "check", "reset", "solution":
+		min, max = 1, 1
+	case "mutant":
+		min, max = 1, 2
+	default:
+		return badUsage("unknown command %q", cmd)
+	}
+	switch {
+	case len(rest) < min:
+		return badUsage("%s needs a lab number, for example: go run ./cmd/workshop %s 05", cmd, cmd)
+	case len(rest) > max:
+		if max == 0 {
+			return badUsage("%s takes no arguments, got %q", cmd, strings.Join(rest, " "))
+		}
+		return badUsage("%s takes one lab at most, got %q", cmd, strings.Join(rest, " "))
+	}
+	for _, a := range rest {
+		if strings.HasPrefix(a, "-") {
+			return badUsage("%s: unknown flag %s", cmd, a)
+		}
+	}
+	return nil
+}
+
+// takeFlag removes every occurrence of the named flags from args and
+// reports whether there was one.
+func takeFlag(args []string, names ...string) ([]string, bool) {
+	var out []string
+	found := false
+	for _, a := range args {
+		if slices.Contains(names, a) {
+			found = true
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, found
+}
+
+// noLab is the usage error for a lab argument that names no lab here.
+func noLab(arg string, labs []lab) error {
+	var names []string
+	for _, l := range labs {
+		if l.Present {
+			names = append(names, l.Name)
+		}
+	}
+	return badUsage("no lab %q here; the labs are %s (a number is enough: 05)", arg, strings.Join(names, ", "))
+}
+
+// optional returns the only argument, or "" when there is none.
+func optional(rest []string) string {
+	if len(rest) == 1 {
+		return rest[0]
+	}
+	return ""
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"go/scanner"
+	"go/token"
 	"os"
 	"path"
 	"path/filepath"
@@ -56,7 +58,7 @@ type edit struct {
 const mutantExt = ".txtar"
 
 var (
-	mutantName   = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	mutantName   = regexp.MustCompile(`^[a-z0-9]+([-.][a-z0-9]+)*$`)
 	mutantMarker = regexp.MustCompile(`^-- (old|new) (\S+) --$`)
 	mutantCaught = regexp.MustCompile(`^Caught by step ([0-9]+)\.?$`)
 )
@@ -93,10 +95,11 @@ func parseMutant(name string, data []byte) (mutant, error) {
 	if c == nil {
 		return m, fmt.Errorf(`the comment's last line is %q, want "Caught by step N."`, comment[len(comment)-1])
 	}
-	m.Step, _ = strconv.Atoi(c[1])
-	if m.Step == 0 {
-		return m, fmt.Errorf("step 0 does not exist: steps count from 1")
+	step, err := strconv.Atoi(c[1])
+	if err != nil || step == 0 || step > 99 {
+		return m, fmt.Errorf("step %s does not exist: steps count from 1", c[1])
 	}
+	m.Step = step
 	m.Pitfall = strings.Join(comment[:len(comment)-1], " ")
 
 	type section struct {
@@ -110,7 +113,7 @@ func parseMutant(name string, data []byte) (mutant, error) {
 		if strings.HasPrefix(line, "-- ") {
 			mm := mutantMarker.FindStringSubmatch(strings.TrimRight(line, "\n"))
 			if mm == nil {
-				return m, fmt.Errorf(`line %d: %q is not "-- old FILE --" or "-- new FILE --"`, i+1, strings.TrimRight(line, "\n"))
+				return m, fmt.Errorf(`line %d: %q is not "-- old FILE --" or "-- new FILE --" (a snippet line cannot begin with "-- ")`, i+1, strings.TrimRight(line, "\n"))
 			}
 			sections = append(sections, &section{kind: mm[1], file: mm[2], line: i + 1})
 			continue
@@ -275,7 +278,7 @@ func (ws *workspace) labMutants(l lab) (dir string, mutants []mutant, problems [
 		}
 		name := strings.TrimSuffix(e.Name(), mutantExt)
 		if !mutantName.MatchString(name) {
-			problems = append(problems, fmt.Sprintf("%s: name a mutant in lower case, words joined by dashes (like counts-404s%s)", rel, mutantExt))
+			problems = append(problems, fmt.Sprintf("%s: name a mutant in lower case, words joined by dashes (like counts-404s%s; dots may join digits)", rel, mutantExt))
 			continue
 		}
 		m, err := parseMutant(name, data)
@@ -332,6 +335,39 @@ func writeMutant(dir, rel string, m mutant, refs map[string][]byte) (map[string]
 		written[base] = p
 	}
 	return written, nil
+}
+
+// changesNothing reports whether every edited file (base name -> path)
+// has the same Go tokens as its reference: only comments or spacing
+// changed.
+func changesNothing(written map[string]string, refs map[string][]byte) bool {
+	for base, p := range written {
+		data, err := os.ReadFile(p)
+		if err != nil || !slices.Equal(goTokens(data), goTokens(refs[base])) {
+			return false
+		}
+	}
+	return true
+}
+
+// goTokens returns src's tokens without comments and without the
+// semicolons the scanner inserts at line ends, as "token literal".
+func goTokens(src []byte) []string {
+	var s scanner.Scanner
+	fset := token.NewFileSet()
+	file := fset.AddFile("", fset.Base(), len(src))
+	s.Init(file, src, nil, 0)
+	var toks []string
+	for {
+		_, tok, lit := s.Scan()
+		if tok == token.EOF {
+			return toks
+		}
+		if tok == token.SEMICOLON && lit == "\n" {
+			continue // inserted at a line end: spacing, not code
+		}
+		toks = append(toks, tok.String()+" "+lit)
+	}
 }
 
 // hasCRLF reports whether data has a CRLF line ending.

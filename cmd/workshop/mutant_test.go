@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -81,6 +84,67 @@ func TestMutantApply(t *testing.T) {
 		_, problems := apply(c.src)
 		if len(problems) != 1 || !strings.Contains(problems[0], c.want) {
 			t.Errorf("%s: got %q, want one problem containing %q", name, problems, c.want)
+		}
+	}
+}
+
+func TestMutantVerdict(t *testing.T) {
+	m := mutant{Name: "m", Step: 2}
+	run := func(failed2 string, notRun2 bool, failed1 bool) labOutcome {
+		var steps []stepResult
+		s1 := stepResult{N: 1, State: stepPassed, Tests: []string{"TestStep1A"}}
+		if failed1 {
+			s1.State, s1.Failed = stepFailing, []*testResult{{Name: "TestStep1A"}}
+		}
+		s2 := stepResult{N: 2, State: stepPassed, Tests: []string{"TestStep2A", "TestStep2B"}}
+		switch {
+		case notRun2:
+			s2.State, s2.NotRun = stepNotRun, []string{"TestStep2A", "TestStep2B"}
+		case failed2 != "":
+			s2.State, s2.Failed = stepFailing, []*testResult{{Name: failed2}}
+		}
+		steps = append(steps, s1, s2)
+		return labOutcome{steps: steps, pkg: &pkgResult{Output: []string{"panic: boom"}}}
+	}
+	all := map[string]bool{"TestStep1A": true, "TestStep2A": true, "TestStep2B": true}
+	cases := []struct {
+		name      string
+		o         labOutcome
+		refPassed map[string]bool
+		want      string
+		also      []int
+	}{
+		{"caught", run("TestStep2A", false, false), all, "", nil},
+		{"caught, step 1 fails too", run("TestStep2A", false, true), all, "", []int{1}},
+		{"the failing test fails on the reference too", run("TestStep2A", false, false), map[string]bool{"TestStep2A": false, "TestStep2B": true}, "fail on the reference too; no test that passes", nil},
+		{"the whole step fails on the reference", run("TestStep2A", false, false), map[string]bool{"TestStep2A": false, "TestStep2B": false}, "not checked: step 2 fails on the reference too", nil},
+		{"crashed before step 2", run("", true, true), all, "step 2 did not run or did not finish", []int{1}},
+		{"another step fails", run("", false, true), all, "step 2 passes against the mutant (failing instead: step 1)", []int{1}},
+		{"nothing fails", run("", false, false), all, "every test passes against the mutant", nil},
+	}
+	for _, c := range cases {
+		why, _, also := mutantVerdict(c.o, m, c.refPassed)
+		if c.want == "" && why != "" || c.want != "" && !strings.Contains(why, c.want) {
+			t.Errorf("%s: got %q, want %q", c.name, why, c.want)
+		}
+		if fmt.Sprint(also) != fmt.Sprint(c.also) {
+			t.Errorf("%s: also fails %v, want %v", c.name, also, c.also)
+		}
+	}
+}
+
+func TestChangesNothing(t *testing.T) {
+	dir := t.TempDir()
+	ref := []byte("package x\n\n// A returns one.\nfunc A() int { return 1 }\n")
+	for src, want := range map[string]bool{
+		"package x\n\n// A returns two.\nfunc A() int {\n\treturn 1\n}\n": true,
+		"package x\n\n// A returns one.\nfunc A() int { return 2 }\n":     false,
+	} {
+		p := filepath.Join(dir, "x.go")
+		os.WriteFile(p, []byte(src), 0o644)
+		got := changesNothing(map[string]string{"x.go": p}, map[string][]byte{"x.go": ref})
+		if got != want {
+			t.Errorf("changesNothing(%q) = %v, want %v", src, got, want)
 		}
 	}
 }

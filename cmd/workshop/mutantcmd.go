@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -20,8 +21,7 @@ func (ws *workspace) mutantCmd(ctx context.Context, args []string) error {
 	}
 	l, ok := findLab(labs, args[0])
 	if !ok || !l.Present {
-		fmt.Fprintf(ws.stderr, "no lab %q\n", args[0])
-		return errUsage
+		return noLab(args[0], labs)
 	}
 	dir, mutants, problems := ws.labMutants(l)
 	w := ws.stdout
@@ -40,7 +40,7 @@ func (ws *workspace) mutantCmd(ctx context.Context, args []string) error {
 		return nil
 	}
 	// One mutant: only its own problems matter here.
-	name := strings.TrimSuffix(args[1], mutantExt)
+	name := strings.TrimSuffix(path.Base(filepath.ToSlash(args[1])), mutantExt)
 	rel := path.Join(dir, name+mutantExt)
 	data, err := os.ReadFile(ws.abs(rel))
 	if err != nil {
@@ -99,10 +99,27 @@ func (ws *workspace) mutantCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	fmt.Fprintf(w, "Running go test -count=1 %s against the mutant ...\n\n", l.Pattern())
-	o, _ := ws.runMutant(ctx, l, info, editable, solFiles, refs, m, tmp, "-count=1")
+	fmt.Fprintf(w, "Running go test -count=1 %s against the reference, then against the mutant ...\n\n", l.Pattern())
+	refPassed, refErrs := ws.referencePassed(ctx, info, editable, solFiles, tmp)
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if refErrs != nil {
+		fmt.Fprintln(w, "The reference solution does not compile:")
+		for _, line := range firstLines(refErrs, 20) {
+			fmt.Fprintf(w, "    %s\n", line)
+		}
+		return errFailed
+	}
+	o, problems := ws.runMutant(ctx, l, info, editable, solFiles, refs, m, tmp, "-count=1")
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if problems != nil {
+		for _, p := range problems {
+			fmt.Fprintln(w, p)
+		}
+		return errFailed
 	}
 	if o.compileErrs != nil {
 		fmt.Fprintln(w, "The mutant does not compile:")
@@ -113,14 +130,15 @@ func (ws *workspace) mutantCmd(ctx context.Context, args []string) error {
 	}
 	printSteps(w, ws.root, info, o)
 	fmt.Fprintln(w)
-	if why, detail := mutantVerdict(o, m); why != "" {
+	why, detail, also := mutantVerdict(o, m, refPassed)
+	if why != "" {
 		fmt.Fprintf(w, "NOT CAUGHT: %s\n", why)
 		for _, line := range detail {
 			fmt.Fprintf(w, "    %s\n", line)
 		}
 		return errFailed
 	}
-	fmt.Fprintf(w, "Caught by step %d, as the mutant says.\n", m.Step)
+	fmt.Fprintf(w, "Caught by step %d, as the mutant says%s.\n", m.Step, alsoFails(also))
 	if problems := storyProblems(o.steps); len(problems) > 0 {
 		fmt.Fprintln(w, "\nBut these failures do not tell their story (clause 4: \"step N\" and a number, in the test's own words):")
 		for _, p := range problems {

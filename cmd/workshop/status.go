@@ -72,6 +72,7 @@ type labOutcome struct {
 	pkg         *pkgResult
 	compileErrs []string // non-nil when the lab does not build
 	steps       []stepResult
+	events      []byte // the run's go test -json lines, when runLabs ran it or had it cached
 }
 
 func (o labOutcome) passed() int {
@@ -111,56 +112,43 @@ func (ws *workspace) outcome(info labInfo, run *testRun, res cmdResult) labOutco
 	return o
 }
 
-// status prints every lab and the next thing to do.
+// status prints every lab and the next thing to do. Each lab's summary is
+// printed as soon as its tests finish (see runLabs); on a terminal a
+// progress line says what is still running meanwhile.
 func (ws *workspace) status(ctx context.Context) error {
-	labs, err := ws.listLabs()
+	labs, infos, err := ws.presentLabs()
 	if err != nil {
 		return err
 	}
-	var infos []labInfo
-	var patterns []string
-	for _, l := range labs {
-		if !l.Present {
-			continue
-		}
-		info, err := ws.labInfo(l)
-		if err != nil {
-			return err
-		}
-		infos = append(infos, info)
-		patterns = append(patterns, l.Pattern())
-	}
-	outcomes := map[string]labOutcome{}
-	if len(patterns) > 0 {
-		fmt.Fprintf(ws.stdout, "Running the tests of %d lab(s)...\n\n", len(patterns))
-		run, res := ws.goTest(ctx, labTestTimeout, patterns...)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		for _, info := range infos {
-			outcomes[info.Name] = ws.outcome(info, run, res)
-		}
-	}
-
-	w := ws.stdout
+	w := newProgress(ws.stdout)
 	fmt.Fprintln(w, "Resilience workshop: your progress")
 	fmt.Fprintln(w)
+	outcomes, err := ws.runLabs(ctx, infos, w, func(w io.Writer, o labOutcome, cached bool) {
+		note := ""
+		if cached {
+			note = "unchanged since the last run"
+		}
+		printLabSummary(w, o, note)
+	})
+	if err != nil {
+		return err
+	}
 	var ordered []labOutcome
 	for _, l := range labs {
 		if !l.Present {
 			fmt.Fprintf(w, "Lab %s %-16s coming soon\n", l.Num(), l.Title())
 			continue
 		}
-		o := outcomes[l.Name]
-		ordered = append(ordered, o)
-		printLabSummary(w, o)
+		ordered = append(ordered, outcomes[l.Name])
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, nextStep(ordered))
 	return nil
 }
 
-func printLabSummary(w io.Writer, o labOutcome) {
+// printLabSummary prints a lab's steps; note, when not empty, follows the
+// count in parentheses.
+func printLabSummary(w io.Writer, o labOutcome, note string) {
 	l := o.info
 	switch {
 	case o.compileErrs != nil:
@@ -173,7 +161,18 @@ func printLabSummary(w io.Writer, o labOutcome) {
 		fmt.Fprintf(w, "Lab %s %-16s has no steps yet\n", l.Num(), l.Title())
 		return
 	}
-	fmt.Fprintf(w, "Lab %s %-16s %d of %d steps passed\n", l.Num(), l.Title(), o.passed(), len(o.steps))
+	if o.passed() == 0 && !anyNotRun(o.steps) {
+		// Not started: its steps are the README's; status stays short.
+		if note != "" {
+			note = "; " + note
+		}
+		fmt.Fprintf(w, "Lab %s %-16s 0 of %d steps passed (not started%s)\n", l.Num(), l.Title(), len(o.steps), note)
+		return
+	}
+	if note != "" {
+		note = " (" + note + ")"
+	}
+	fmt.Fprintf(w, "Lab %s %-16s %d of %d steps passed%s\n", l.Num(), l.Title(), o.passed(), len(o.steps), note)
 	for _, s := range o.steps {
 		fmt.Fprintf(w, "      %-8s %s\n", s.State, l.stepTitle(s.N))
 	}
@@ -185,8 +184,8 @@ func printLabSummary(w io.Writer, o labOutcome) {
 func nextStep(outcomes []labOutcome) string {
 	for _, o := range outcomes {
 		if o.compileErrs != nil {
-			return fmt.Sprintf("Next: lab %s does not compile: fix the error above, then run go test %s",
-				o.info.Num(), o.info.Pattern())
+			return fmt.Sprintf("Next: lab %s does not compile: fix the error above (go run ./cmd/workshop watch %s re-runs it each time you save)",
+				o.info.Num(), o.info.Num())
 		}
 	}
 	pick := func(started bool) string {
@@ -196,8 +195,8 @@ func nextStep(outcomes []labOutcome) string {
 			}
 			for _, s := range o.steps {
 				if s.State != stepPassed {
-					return fmt.Sprintf("Next: lab %s %s -> read %s, run go test %s",
-						o.info.Num(), o.info.stepTitle(s.N), o.info.stepLink(s.N), o.info.Pattern())
+					return fmt.Sprintf("Next: lab %s %s -> read %s, then run go run ./cmd/workshop watch %s",
+						o.info.Num(), o.info.stepTitle(s.N), o.info.stepLink(s.N), o.info.Num())
 				}
 			}
 		}
@@ -224,12 +223,7 @@ func (ws *workspace) check(ctx context.Context, arg string) error {
 	}
 	l, ok := findLab(labs, arg)
 	if !ok {
-		fmt.Fprintf(ws.stderr, "no lab %q; the labs are:", arg)
-		for _, l := range labs {
-			fmt.Fprintf(ws.stderr, " %s", l.Name)
-		}
-		fmt.Fprintln(ws.stderr)
-		return errUsage
+		return noLab(arg, labs)
 	}
 	w := ws.stdout
 	if !l.Present {
@@ -284,6 +278,7 @@ func (ws *workspace) check(ctx context.Context, arg string) error {
 	for _, s := range o.steps {
 		if s.State != stepPassed {
 			fmt.Fprintf(w, "Next: %s -> read %s, run go test %s\n", info.stepTitle(s.N), info.stepLink(s.N), l.Pattern())
+			fmt.Fprintf(w, "Stuck? go run ./cmd/workshop hint %s shows a hint for it, one per call.\n", l.Num())
 			break
 		}
 	}
@@ -337,4 +332,14 @@ func printSteps(w io.Writer, root string, info labInfo, o labOutcome) {
 			fmt.Fprintf(w, "    %s\n", line)
 		}
 	}
+}
+
+// anyNotRun reports whether a step's tests did not run or did not finish.
+func anyNotRun(steps []stepResult) bool {
+	for _, s := range steps {
+		if s.State == stepNotRun {
+			return true
+		}
+	}
+	return false
 }

@@ -46,8 +46,7 @@ func (ws *workspace) verify(ctx context.Context, only string) error {
 	if only != "" {
 		l, ok := findLab(labs, only)
 		if !ok || !l.Present {
-			fmt.Fprintf(ws.stderr, "no lab %q to verify\n", only)
-			return errUsage
+			return noLab(only, labs)
 		}
 		labs = []lab{l}
 	}

@@ -70,6 +70,7 @@ func (lr *labRun) runSolution(ctx context.Context) {
 		lr.fail(5, what, "the solution does not compile", o.compileErrs)
 		return
 	}
+	lr.refPassed = passedTests(o.pkg)
 	var problems []string
 	for _, s := range o.steps {
 		for _, t := range s.Failed {
@@ -169,4 +170,31 @@ func (ws *workspace) solutionOverlay(editable []string, solFiles map[string]stri
 		}
 	}
 	return replace
+}
+
+// passedTests maps each test of a package's run to whether it passed
+// (with -count=N: every time).
+func passedTests(p *pkgResult) map[string]bool {
+	passed := map[string]bool{}
+	if p != nil {
+		for name, t := range p.Tests {
+			passed[name] = t.Action == "pass"
+		}
+	}
+	return passed
+}
+
+// referencePassed runs the lab's tests once against the reference and
+// returns which passed; problems when it does not compile.
+func (ws *workspace) referencePassed(ctx context.Context, info labInfo, editable []string, solFiles map[string]string, tmp string) (map[string]bool, []string) {
+	overlay, err := writeOverlay(tmp, "solution.json", ws.solutionOverlay(editable, solFiles))
+	if err != nil {
+		return nil, []string{err.Error()}
+	}
+	run, res := ws.goTest(ctx, labTestTimeout, append(overlayArgs(overlay), "-count=1", info.Pattern())...)
+	o := ws.outcome(info, run, res)
+	if o.compileErrs != nil {
+		return nil, o.compileErrs
+	}
+	return passedTests(o.pkg), nil
 }

@@ -11,10 +11,14 @@ import (
 // mutants (clause 6) applies each mutant to the reference, overlays the
 // result on the lab and requires the mutant's step to fail.
 func (lr *labRun) mutants(ctx context.Context) error {
-	if lr.solFiles == nil {
-		return nil // clause 5 said why there is no reference
+	if lr.solFiles == nil || lr.refPassed == nil {
+		return nil // clause 5 said why there is no reference to compare with
 	}
 	dir, mutants, problems := lr.ws.labMutants(lr.lab)
+	if len(mutants) == 0 && len(problems) == 1 && strings.HasPrefix(problems[0], "no mutants directory") {
+		lr.fail(6, "mutants", problems[0], nil)
+		return nil
+	}
 	if len(problems) > 0 {
 		lr.fail(6, "mutants", "malformed mutants", problems)
 	}
@@ -41,11 +45,11 @@ func (lr *labRun) mutants(ctx context.Context) error {
 		o, problems := lr.ws.runMutant(ctx, lr.lab, lr.info, lr.editable, lr.solFiles, refs, m, lr.tmp, "-count=1")
 		switch {
 		case problems != nil:
-			lr.fail(6, what, "the mutant does not apply to the reference", problems)
+			lr.fail(6, what, "the mutant cannot be checked", problems)
 		case o.compileErrs != nil:
 			lr.fail(6, what, "the mutant does not compile", o.compileErrs)
 		default:
-			why, detail := mutantVerdict(o, m)
+			why, detail, also := mutantVerdict(o, m, lr.refPassed)
 			switch story := storyProblems(o.steps); {
 			case why != "":
 				lr.fail(6, what, why, detail)
@@ -54,7 +58,7 @@ func (lr *labRun) mutants(ctx context.Context) error {
 				// the starter's.
 				lr.fail(6, what, "caught, but not every failure tells its story (clause 4: \"step N\" and a number, in the test's own words)", story)
 			default:
-				lr.ok(6, what)
+				lr.ok(6, what+alsoFails(also))
 			}
 		}
 	}
@@ -69,6 +73,9 @@ func (ws *workspace) runMutant(ctx context.Context, l lab, info labInfo, editabl
 	written, problems := writeMutant(filepath.Join(tmp, "mutants", m.Name), rel, m, refs)
 	if problems != nil {
 		return labOutcome{}, problems
+	}
+	if changesNothing(written, refs) {
+		return labOutcome{}, []string{rel + ": the mutant changes nothing but comments and spacing: its edits must change the code"}
 	}
 	replace := ws.solutionOverlay(editable, solFiles)
 	for _, f := range editable {
@@ -85,19 +92,79 @@ func (ws *workspace) runMutant(ctx context.Context, l lab, info labInfo, editabl
 }
 
 // mutantVerdict says why a mutant's run does not show it caught by its
-// step ("" when it is caught).
-func mutantVerdict(o labOutcome, m mutant) (string, []string) {
+// step ("" when it is caught), and, when it is, which other steps fail too
+// (so that a mutant that breaks everything is seen to). A test counts only
+// if it passed on the reference (refPassed, by test name): a test that
+// fails on the reference too proves nothing about the mutant.
+func mutantVerdict(o labOutcome, m mutant, refPassed map[string]bool) (why string, detail []string, also []int) {
 	var failing []string
-	for _, s := range o.steps {
-		if s.N == m.Step && len(s.Failed) > 0 {
-			return "", nil
+	var mine *stepResult
+	for i, s := range o.steps {
+		if s.N == m.Step {
+			mine = &o.steps[i]
+			continue
 		}
 		if s.State == stepFailing || s.State == stepNotRun {
 			failing = append(failing, fmt.Sprint(s.N))
+			also = append(also, s.N)
+		}
+	}
+	if mine != nil {
+		for _, t := range mine.Failed {
+			if refPassed[t.Name] {
+				return "", nil, also
+			}
+		}
+		refFails := len(mine.Tests) > 0
+		for _, name := range mine.Tests {
+			if refPassed[name] {
+				refFails = false
+			}
+		}
+		switch {
+		case len(mine.Failed) > 0 && refFails:
+			return fmt.Sprintf("not checked: step %d fails on the reference too (clause 5), so its failure here proves nothing", m.Step), nil, also
+		case len(mine.Failed) > 0:
+			return fmt.Sprintf("step %d's failing tests (%s) fail on the reference too; no test that passes on the reference fails here", m.Step, testNames(mine.Failed)), nil, also
+		case mine.State == stepNotRun:
+			detail := []string{"the test binary's last output:"}
+			if o.pkg != nil {
+				detail = append(detail, lastLines(o.pkg.Output, 10)...)
+			}
+			return fmt.Sprintf("step %d did not run or did not finish (%s): the test binary crashed or timed out before it; make the mutant fail step %d instead of crashing",
+				m.Step, strings.Join(mine.NotRun, ", "), m.Step), detail, also
 		}
 	}
 	if len(failing) == 0 {
-		return "every test passes against the mutant", []string{fmt.Sprintf("step %d needs an assertion this mutant fails", m.Step)}
+		return "every test passes against the mutant", []string{fmt.Sprintf("step %d needs an assertion this mutant fails", m.Step)}, nil
 	}
-	return fmt.Sprintf("step %d passes against the mutant (failing instead: step %s)", m.Step, strings.Join(failing, ", ")), nil
+	return fmt.Sprintf("step %d passes against the mutant (failing instead: step %s)", m.Step, strings.Join(failing, ", ")), nil, also
+}
+
+// alsoFails is the note an ok line gets when other steps fail too.
+func alsoFails(steps []int) string {
+	if len(steps) == 0 {
+		return ""
+	}
+	var s []string
+	for _, n := range steps {
+		s = append(s, fmt.Sprint(n))
+	}
+	return " (also fails step " + strings.Join(s, ", ") + ")"
+}
+
+func testNames(ts []*testResult) string {
+	var names []string
+	for _, t := range ts {
+		names = append(names, t.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// lastLines returns the last n lines.
+func lastLines(lines []string, n int) []string {
+	if len(lines) > n {
+		return lines[len(lines)-n:]
+	}
+	return lines
 }

@@ -17,9 +17,11 @@ import (
 
 // workspace is the repository the tool works on and the tools it runs.
 type workspace struct {
-	root   string // absolute path of the directory holding go.mod
-	module string // module path from go.mod
-	goBin  string // the go command
+	stdin  io.Reader     // where confirmations and watch's commands are read
+	in     *bufio.Reader // stdin's lines, once read (see input)
+	root   string        // absolute path of the directory holding go.mod
+	module string        // module path from go.mod
+	goBin  string        // the go command
 	stdout io.Writer
 	stderr io.Writer
 }
@@ -58,6 +60,7 @@ func openWorkspace(dir string, stdout, stderr io.Writer) (*workspace, error) {
 		return nil, fmt.Errorf("%s: no module line", filepath.Join(root, "go.mod"))
 	}
 	return &workspace{
+		stdin:  os.Stdin,
 		root:   root,
 		module: module,
 		goBin:  findGo(),
@@ -137,6 +140,44 @@ func (ws *workspace) goTest(ctx context.Context, testTimeout time.Duration, args
 	res := ws.goCmd(ctx, testTimeout+2*time.Minute, full...)
 	run := parseTestJSON(bytes.NewReader(res.stdout))
 	return run, res
+}
+
+// goTestStream is goTest that feeds the events to p as they come and calls
+// done with each package as soon as go test reports it finished (go test
+// -json streams each package's events as its test binary runs), before
+// the whole run ends. done must not block long.
+func (ws *workspace) goTestStream(ctx context.Context, testTimeout time.Duration, p *testParser, done func(*pkgResult), args ...string) (*testRun, cmdResult) {
+	ctx, cancel := context.WithTimeout(ctx, testTimeout+2*time.Minute)
+	defer cancel()
+	full := append([]string{"test", "-json", "-timeout", testTimeout.String()}, args...)
+	cmd := exec.CommandContext(ctx, ws.goBin, full...)
+	cmd.Dir = ws.root
+	cmd.WaitDelay = 5 * time.Second
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return &testRun{Packages: map[string]*pkgResult{}}, cmdResult{err: err}
+	}
+	if err := cmd.Start(); err != nil {
+		return &testRun{Packages: map[string]*pkgResult{}}, cmdResult{err: err}
+	}
+	var raw bytes.Buffer
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	for sc.Scan() {
+		raw.Write(sc.Bytes())
+		raw.WriteByte('\n')
+		if pkg := p.line(sc.Bytes()); pkg != nil && done != nil {
+			done(pkg)
+		}
+	}
+	io.Copy(io.Discard, out) // a line too long for the scanner: drain the rest
+	err = cmd.Wait()
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("go %s: %w", strings.Join(full, " "), ctx.Err())
+	}
+	return p.finish(), cmdResult{stdout: raw.Bytes(), stderr: errb.Bytes(), err: err}
 }
 
 // goEnv returns the values of the named go env variables.

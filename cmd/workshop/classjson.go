@@ -1,0 +1,374 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// classResults is what `status -json` prints: one learner's progress as a
+// results.json file of Exercism's test-runner interface, version 3
+// (https://exercism.org/docs/building/tooling/test-runners/interface), so
+// that tools which read that format read this one, and `gather` merges many
+// of them into a class table.
+//
+// The Exercism fields:
+//
+//   - version: always 3.
+//   - status: "pass" when every step of every lab passes; "error" when no
+//     step could run (every lab there is does not compile, or no lab has a
+//     step); "fail" otherwise.
+//   - message: only with status "error": what went wrong (the first compile
+//     errors of each lab); omitted otherwise.
+//   - tests: one entry per lab step (not per Go test), labs in order, then
+//     steps in order (the order of the labs' tests files), see classTest.
+//
+// The extensions, fields Exercism does not define (its readers ignore them):
+//
+//   - learner: who ran it: the -name flag, by default the OS user name.
+//   - commit: the repository's HEAD commit (git rev-parse HEAD); omitted
+//     without git or outside a git checkout.
+//   - ran_at: when the run started, RFC 3339 in UTC ("2026-05-04T09:12:33Z").
+//
+// Example (one lab shown; a real file has every lab present in labs/):
+//
+//	{
+//	  "version": 3,
+//	  "status": "fail",
+//	  "tests": [
+//	    {
+//	      "name": "Lab 01 timeouts, step 1: Give up within the budget",
+//	      "status": "pass",
+//	      "test_code": "go test -run '^(TestStep1Budget)$' ./labs/01-timeouts/",
+//	      "task_id": 1,
+//	      "lab": "01-timeouts",
+//	      "step": 1,
+//	      "ran_at": "2026-05-04T09:12:41Z"
+//	    },
+//	    {
+//	      "name": "Lab 01 timeouts, step 2: Run the experiment",
+//	      "status": "fail",
+//	      "message": "TestStep2Experiment failed:\nratio 0, want 5: see step 2",
+//	      "test_code": "go test -run '^(TestStep2Experiment)$' ./labs/01-timeouts/",
+//	      "task_id": 1,
+//	      "lab": "01-timeouts",
+//	      "step": 2,
+//	      "ran_at": "2026-05-04T09:12:41Z"
+//	    }
+//	  ],
+//	  "learner": "alice",
+//	  "commit": "4f0c2d9e8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e",
+//	  "ran_at": "2026-05-04T09:12:33Z"
+//	}
+type classResults struct {
+	Version int         `json:"version"`
+	Status  string      `json:"status"`
+	Message string      `json:"message,omitempty"`
+	Tests   []classTest `json:"tests"`
+
+	// Extensions.
+	Learner string `json:"learner,omitempty"`
+	Commit  string `json:"commit,omitempty"`
+	RanAt   string `json:"ran_at,omitempty"`
+}
+
+// classTest is one lab step in classResults.
+//
+// The Exercism fields:
+//
+//   - name: "Lab 05 breaker, step 3: <the step's title in the lab's README>".
+//   - status: "pass" when every test of the step passed; "error" when the
+//     lab does not compile (every step of that lab is "error"); "fail"
+//     otherwise: a test failed, or did not run or finish (an earlier test
+//     crashed the test binary), or the README describes a step no test checks.
+//   - message: for "fail", the first failing test's story (its name and the
+//     first lines it wrote) or why the step did not run; for "error", the
+//     first compile errors; omitted for "pass".
+//   - output: never set: go test does not separate what the learner's code
+//     printed from what the tests wrote, and all of it is in message.
+//   - test_code: the command that runs the step's tests (Exercism puts the
+//     test's code here; a step has several tests, and the learner has them
+//     in the lab's _test.go files).
+//   - task_id: the lab's number (1 for 01-timeouts, ... 9 for 09-hedging): a
+//     lab is the task its steps belong to.
+//
+// The extensions:
+//
+//   - lab: the lab's directory name, "05-breaker".
+//   - step: the step number, from 1.
+//   - ran_at: when the step's last test finished (for "error", when the
+//     build failed), RFC 3339 in UTC, from the go test -json event times (a
+//     result go test replays from its cache, which is keyed on the code,
+//     counts as run then); omitted when none of its tests ran.
+type classTest struct {
+	Name     string `json:"name"`
+	Status   string `json:"status"`
+	Message  string `json:"message,omitempty"`
+	Output   string `json:"output,omitempty"`
+	TestCode string `json:"test_code,omitempty"`
+	TaskID   int    `json:"task_id"`
+
+	// Extensions.
+	Lab   string `json:"lab,omitempty"`
+	Step  int    `json:"step,omitempty"`
+	RanAt string `json:"ran_at,omitempty"`
+}
+
+// The statuses of the Exercism interface, top-level and per test.
+const (
+	resultPass  = "pass"
+	resultFail  = "fail"
+	resultError = "error"
+)
+
+// statusOptions are the flags of the status command.
+type statusOptions struct {
+	json bool
+	name string
+}
+
+// parseStatusFlags reads status's flags: -json, and -name (only with -json).
+func parseStatusFlags(args []string) (statusOptions, error) {
+	var opts statusOptions
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&opts.json, "json", false, "print the results as JSON")
+	name := fs.String("name", "", "the learner's `name` in the JSON")
+	if err := fs.Parse(args); err != nil {
+		return opts, badUsage("status: %v", err)
+	}
+	if fs.NArg() != 0 {
+		return opts, badUsage("status takes no lab number (got %q): check NN shows one lab", strings.Join(fs.Args(), " "))
+	}
+	if *name != "" && !opts.json {
+		return opts, badUsage("status: -name goes with -json")
+	}
+	opts.name = strings.TrimSpace(*name)
+	if opts.name == "" {
+		opts.name = osUserName()
+	}
+	return opts, nil
+}
+
+// osUserName returns the name of the user running the tool, without a
+// Windows domain, or "unknown".
+func osUserName() string {
+	name := ""
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	if name == "" {
+		name = os.Getenv("USER")
+	}
+	if name == "" {
+		name = os.Getenv("USERNAME")
+	}
+	if i := strings.LastIndex(name, `\`); i >= 0 {
+		name = name[i+1:]
+	}
+	if name = strings.TrimSpace(name); name == "" {
+		return "unknown"
+	}
+	return name
+}
+
+// statusJSON runs every present lab's tests, as status does, and prints the
+// results as classResults on stdout. Failing steps are the answer, not an
+// error: it returns an error only when the repository cannot be read.
+func (ws *workspace) statusJSON(ctx context.Context, learner string) error {
+	_, infos, err := ws.presentLabs()
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	// stdout is the JSON alone; the progress line, if any, goes to stderr.
+	// Labs unchanged since their last run come from the status cache, with
+	// the times of that run: when each step last ran.
+	byName, err := ws.runLabs(ctx, infos, newProgress(ws.stderr), func(io.Writer, labOutcome, bool) {})
+	if err != nil {
+		return err
+	}
+	var outcomes []labOutcome
+	var events []byte
+	for _, info := range infos {
+		o := byName[info.Name]
+		outcomes = append(outcomes, o)
+		events = append(events, o.events...)
+	}
+	times := parseEventTimes(events)
+	r := ws.classResultsOf(outcomes, times)
+	r.Learner = learner
+	r.RanAt = rfc3339UTC(started)
+	if res := ws.git(ctx, "rev-parse", "HEAD"); res.err == nil {
+		r.Commit = strings.TrimSpace(string(res.stdout))
+	}
+	enc := json.NewEncoder(ws.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+// classResultsOf maps lab outcomes to classResults, without the top-level
+// extensions (learner, commit, ran_at).
+func (ws *workspace) classResultsOf(outcomes []labOutcome, times eventTimes) classResults {
+	r := classResults{Version: 3, Tests: []classTest{}}
+	var broken []string // the compile errors of each lab that does not build
+	counts := map[string]int{}
+	for _, o := range outcomes {
+		info := o.info
+		pkg := path.Join(ws.module, info.Dir())
+		taskID, _ := strconv.Atoi(info.Num())
+		var compileMsg string
+		if o.compileErrs != nil {
+			compileMsg = strings.Join(firstLines(o.compileErrs, 8), "\n")
+			broken = append(broken, fmt.Sprintf("lab %s does not compile:\n%s", info.Name, compileMsg))
+		}
+		for _, s := range o.steps {
+			t := classTest{
+				Name:     fmt.Sprintf("Lab %s %s, %s", info.Num(), info.Title(), info.stepTitle(s.N)),
+				TaskID:   taskID,
+				Lab:      info.Name,
+				Step:     s.N,
+				TestCode: stepCommand(info, s),
+			}
+			switch {
+			case o.compileErrs != nil:
+				t.Status = resultError
+				t.Message = compileMsg
+				t.RanAt = times.at(pkg, "")
+			case s.State == stepPassed:
+				t.Status = resultPass
+			case s.State == stepFailing:
+				t.Status = resultFail
+				t.Message = failureStory(s)
+			case s.State == stepNotRun:
+				t.Status = resultFail
+				t.Message = fmt.Sprintf("did not run or did not finish: %s (an earlier test may have crashed the test binary)",
+					strings.Join(s.NotRun, ", "))
+			default: // stepNoTests
+				t.Status = resultFail
+				t.Message = fmt.Sprintf("the README describes this step but no TestStep%d test exists", s.N)
+			}
+			if t.RanAt == "" {
+				t.RanAt = times.last(pkg, s.Tests)
+			}
+			counts[t.Status]++
+			r.Tests = append(r.Tests, t)
+		}
+	}
+	switch {
+	case len(r.Tests) == 0:
+		r.Status = resultError
+		r.Message = "no lab has a step yet: labs/ holds no lab with TestStep tests"
+	case counts[resultError] == len(r.Tests):
+		r.Status = resultError
+		r.Message = strings.Join(broken, "\n\n")
+	case counts[resultPass] == len(r.Tests):
+		r.Status = resultPass
+	default:
+		r.Status = resultFail
+	}
+	return r
+}
+
+// stepCommand returns the go test command that runs step s's tests.
+func stepCommand(info labInfo, s stepResult) string {
+	if len(s.Tests) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("go test -run '^(%s)$' %s", strings.Join(s.Tests, "|"), info.Pattern())
+}
+
+// failureStory returns the first failing test's name and the first lines
+// it wrote, as check prints them.
+func failureStory(s stepResult) string {
+	t := s.Failed[0]
+	more := ""
+	if len(s.Failed) > 1 {
+		more = fmt.Sprintf(" (and %d more failing test(s) in this step)", len(s.Failed)-1)
+	}
+	lines := []string{t.Name + " failed" + more + ":"}
+	for _, line := range firstLines(t.failureLines(), 8) {
+		lines = append(lines, strings.TrimLeft(line, " \t"))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// eventTimes holds, by package and top-level test, the time of the event
+// that ended it in a `go test -json` stream; the test "" is the package's
+// own end (its pass or fail, a build failure included).
+type eventTimes map[string]map[string]time.Time
+
+// parseEventTimes reads the Time of the pass, fail and skip events of a
+// `go test -json` stream (parseTestJSON reads the rest).
+func parseEventTimes(stream []byte) eventTimes {
+	times := eventTimes{}
+	sc := bufio.NewScanner(bytes.NewReader(stream))
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] != '{' {
+			continue
+		}
+		var ev struct {
+			Time    time.Time
+			Action  string
+			Package string
+			Test    string
+		}
+		if json.Unmarshal(line, &ev) != nil || ev.Package == "" || ev.Time.IsZero() {
+			continue
+		}
+		switch ev.Action {
+		case "pass", "fail", "skip":
+		default:
+			continue
+		}
+		if strings.Contains(ev.Test, "/") {
+			continue // a subtest: its top-level test ends later
+		}
+		if times[ev.Package] == nil {
+			times[ev.Package] = map[string]time.Time{}
+		}
+		if ev.Time.After(times[ev.Package][ev.Test]) {
+			times[ev.Package][ev.Test] = ev.Time
+		}
+	}
+	return times
+}
+
+// at returns when the test (or, for "", the package) ended, or "".
+func (t eventTimes) at(pkg, test string) string {
+	if at, ok := t[pkg][test]; ok {
+		return rfc3339UTC(at)
+	}
+	return ""
+}
+
+// last returns when the last of the tests that ended did, or "".
+func (t eventTimes) last(pkg string, tests []string) string {
+	var last time.Time
+	for _, name := range tests {
+		if at := t[pkg][name]; at.After(last) {
+			last = at
+		}
+	}
+	if last.IsZero() {
+		return ""
+	}
+	return rfc3339UTC(last)
+}
+
+func rfc3339UTC(t time.Time) string {
+	return t.UTC().Format(time.RFC3339)
+}

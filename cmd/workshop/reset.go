@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// backupDir is where reset copies a learner's files, under the repository
+// root: the go command ignores directories whose names begin with a dot,
+// and .gitignore lists it.
+const backupDir = ".workshop/backups"
+
+// reset is "reset NN [-y]": it puts the pristine starter of lab NN back
+// from git's objects (the blob ids labs/starters.txt pins), after copying
+// the learner's editable files to a backup directory whose path it prints.
+// Editable files the starter does not have are moved to the backup too.
+// Test files and READMEs are not touched. Without -y it asks first.
+func (ws *workspace) reset(ctx context.Context, arg string, yes bool) error {
+	labs, err := ws.listLabs()
+	if err != nil {
+		return err
+	}
+	l, ok := findLab(labs, arg)
+	if !ok || !l.Present {
+		return noLab(arg, labs)
+	}
+	if !ws.inGitCheckout(ctx) {
+		return fmt.Errorf("reset needs a git clone of the workshop: it takes the starter from git's objects (labs/starters.txt pins their ids); in a copy without .git, download the lab's files again instead")
+	}
+	manifest, _, err := ws.readManifest()
+	if err != nil {
+		return err
+	}
+	var starter []string
+	prefix := l.Dir() + "/"
+	for f := range manifest {
+		if strings.HasPrefix(f, prefix) && !strings.Contains(f[len(prefix):], "/") {
+			starter = append(starter, f)
+		}
+	}
+	slices.Sort(starter)
+	if len(starter) == 0 {
+		return fmt.Errorf("%s lists no file of %s", manifestPath, l.Dir())
+	}
+	editable, _, err := ws.labFiles(l.Dir())
+	if err != nil {
+		return err
+	}
+	var present []string
+	for _, f := range starter {
+		if _, err := os.Stat(ws.abs(f)); err == nil {
+			present = append(present, f)
+		}
+	}
+	ids, err := ws.hashObjects(ctx, present)
+	if err != nil {
+		return err
+	}
+	// What differs from the starter: edited or deleted starter files, and
+	// editable files the starter does not have.
+	var changed, extra []string
+	for _, f := range starter {
+		if ids[f] != manifest[f] {
+			changed = append(changed, f)
+		}
+	}
+	for _, f := range editable {
+		if !slices.Contains(starter, f) {
+			extra = append(extra, f)
+		}
+	}
+	w := ws.stdout
+	if len(changed) == 0 && len(extra) == 0 {
+		fmt.Fprintf(w, "Lab %s is already the pristine starter: nothing to reset.\n", l.Num())
+		return nil
+	}
+	// Read every blob first, so that a missing one changes nothing.
+	blobs := map[string][]byte{}
+	for _, f := range changed {
+		res := ws.git(ctx, "cat-file", "blob", manifest[f])
+		if res.err != nil {
+			return fmt.Errorf("%s: the starter's blob %s is not in git (%s): fetch the repository again", f, manifest[f], strings.TrimSpace(string(res.stderr)))
+		}
+		blobs[f] = res.stdout
+	}
+	backup := filepath.Join(ws.root, filepath.FromSlash(backupDir), l.Name+"-"+time.Now().Format("20060102-150405"))
+	fmt.Fprintf(w, "Reset lab %s to its starter:\n", l.Num())
+	for _, f := range changed {
+		fmt.Fprintf(w, "  restore %s\n", f)
+	}
+	for _, f := range extra {
+		fmt.Fprintf(w, "  remove  %s (not in the starter)\n", f)
+	}
+	fmt.Fprintf(w, "Your files will be copied to %s first.\n", backup)
+	if !yes && !ws.confirm("Reset? [y/N] ") {
+		fmt.Fprintln(w, "Nothing changed.")
+		return nil
+	}
+	var saved []string
+	for _, f := range append(slices.Clone(changed), extra...) {
+		data, err := os.ReadFile(ws.abs(f))
+		if os.IsNotExist(err) {
+			continue // a deleted starter file: nothing to keep
+		}
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(backup, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(backup, path.Base(f)), data, 0o644); err != nil {
+			return fmt.Errorf("backing up %s: %v (nothing was reset)", f, err)
+		}
+		saved = append(saved, path.Base(f))
+	}
+	for _, f := range changed {
+		if err := os.WriteFile(ws.abs(f), blobs[f], 0o644); err != nil {
+			return err
+		}
+	}
+	for _, f := range extra {
+		if err := os.Remove(ws.abs(f)); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(w, "Lab %s is the starter again.\n", l.Num())
+	for _, base := range saved {
+		fmt.Fprintf(w, "Your %s is kept in %s\n", base, filepath.Join(backup, base))
+	}
+	return nil
+}
+
+// input returns the reader of stdin's lines, made once so that no input
+// is lost between two readers' buffers.
+func (ws *workspace) input() *bufio.Reader {
+	if ws.in == nil {
+		ws.in = bufio.NewReader(ws.stdin)
+	}
+	return ws.in
+}
+
+// confirm asks question on stdout and reads a line from stdin: true for
+// "y" or "yes" (any case), false for anything else or no input.
+func (ws *workspace) confirm(question string) bool {
+	fmt.Fprint(ws.stdout, question)
+	line, err := ws.input().ReadString('\n')
+	if err != nil && line == "" {
+		fmt.Fprintln(ws.stdout)
+		return false
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true
+	}
+	return false
+}
