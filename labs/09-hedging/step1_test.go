@@ -323,5 +323,8 @@ func rules(r map[string]faults.Fault) string {
 			parts = append(parts, fmt.Sprintf("%s sends its body over %v", name, f.SlowBody))
 		}
 	}
+	if len(parts) == 0 {
+		return "no fault"
+	}
 	return strings.Join(parts, ", ")
 }
