@@ -33,6 +33,17 @@ func TestStep2TrackerReportsThePercentile(t *testing.T) {
 		{"only the last 100 count", 100, 0.95, append(ms(5, 500, 599), ms(6, 1, 100)...), 95 * time.Millisecond},
 		{"the window slides one by one", 100, 0.95, append(ms(7, 1, 100), ms(8, 201, 250)...), 245 * time.Millisecond},
 		{"the oldest latency leaves first, not the smallest", 100, 0.95, append(down(200, 101), ms(9, 1, 50)...), 145 * time.Millisecond},
+		// percentile x n is rarely a whole number: the rank rounds up.
+		{"p95 of 1..10ms: rank 9.5 rounds up to 10", 100, 0.95, ms(10, 1, 10), 10 * time.Millisecond},
+		{"p90 of 1..7ms: rank 6.3 rounds up to 7", 100, 0.9, ms(11, 1, 7), 7 * time.Millisecond},
+		{"p50 of 1..5ms: rank 2.5 rounds up to 3", 100, 0.5, ms(12, 1, 5), 3 * time.Millisecond},
+		{"p99 of 1..50ms: rank 49.5 rounds up to 50", 100, 0.99, ms(13, 1, 50), 50 * time.Millisecond},
+		{"p30 of 1..9ms: rank 2.7 rounds up to 3", 100, 0.3, ms(14, 1, 9), 3 * time.Millisecond},
+		{"p1 of 1..50ms: rank 0.5 rounds up to 1, the fastest", 100, 0.01, ms(15, 1, 50), time.Millisecond},
+		// The edges: one latency, the slowest, a window of one.
+		{"p10 of a single latency is that latency", 100, 0.1, ms(16, 7, 7), 7 * time.Millisecond},
+		{"p100 of a single latency is that latency", 100, 1, ms(17, 7, 7), 7 * time.Millisecond},
+		{"a window of 1 holds the last latency", 1, 0.5, []time.Duration{9 * time.Millisecond, 3 * time.Millisecond, 5 * time.Millisecond}, 5 * time.Millisecond},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
