@@ -2,6 +2,7 @@ package hedging_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -66,6 +67,21 @@ func TestStep2TrackerReportsThePercentile(t *testing.T) {
 
 func TestStep2TrackerIsSafeForConcurrentUse(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		const want = 760 * time.Millisecond // the p95 of 1..800ms
+		// The same latencies from one goroutine first: a tracker that is wrong
+		// even then has a percentile to fix before any locking.
+		alone := hedging.NewLatencyTracker(1000, 0.95, time.Second)
+		for g := range 8 {
+			for i := range 100 {
+				alone.Observe(time.Duration(g*100+i+1) * time.Millisecond)
+				alone.Delay()
+			}
+		}
+		if got := alone.Delay(); got != want {
+			t.Fatalf("step 2: one goroutine observed 1..800ms in a window of 1000; Delay() = %v, want %v (the p95). "+
+				"The tracker is wrong before any concurrency: make TestStep2TrackerReportsThePercentile pass first.",
+				got, want)
+		}
 		tr := hedging.NewLatencyTracker(1000, 0.95, time.Second)
 		var wg sync.WaitGroup
 		for g := range 8 {
@@ -77,9 +93,11 @@ func TestStep2TrackerIsSafeForConcurrentUse(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if got, want := tr.Delay(), 760*time.Millisecond; got != want {
-			t.Fatalf("step 2: 8 goroutines observed 1..800ms at once; Delay() = %v, want %v (the p95). Every "+
-				"request observes and reads the tracker, from many goroutines: guard it with a mutex.", got, want)
+		if got := tr.Delay(); got != want {
+			t.Fatalf("step 2: 8 goroutines observed 1..800ms at once; Delay() = %v, want %v (the p95), which the same "+
+				"latencies observed from one goroutine did give. The difference comes from the calls running at once: "+
+				"every request observes and reads the tracker, from many goroutines, so guard its state with a mutex.",
+				got, want)
 		}
 	})
 }
@@ -107,9 +125,19 @@ func TestStep2HedgeDelayFollowsObservedLatency(t *testing.T) {
 				"field (zero here).", warmup, usual, usual+jitter, n, initial)
 		}
 		if d := tracker.Delay(); d < usual || d > usual+jitter+slack {
-			t.Fatalf("step 2: after %d reads that each took %v to %v, the tracker's Delay() is %v (it started at %v). "+
-				"The Hedger must record each read's latency in Latencies (Observe), and Delay must report their p95.",
-				warmup, usual, usual+jitter, d, initial)
+			// Which half is wrong: a tracker fed by hand the latency of one read
+			// must report it.
+			probe := hedging.NewLatencyTracker(100, 0.95, initial)
+			probe.Observe(usual)
+			why := fmt.Sprintf("A tracker given one latency of %v by hand does report %v, so the tracker works: "+
+				"the Hedger must record each read's latency in Latencies (Observe, from the start of the read to its "+
+				"first answer).", usual, usual)
+			if got := probe.Delay(); got != usual {
+				why = fmt.Sprintf("A tracker given one latency of %v by hand reports %v: the tracker itself is wrong "+
+					"(make TestStep2TrackerReportsThePercentile pass first).", usual, got)
+			}
+			t.Fatalf("step 2: after %d reads that each took %v to %v, the tracker's Delay() is %v (it started at %v). %s",
+				warmup, usual, usual+jitter, d, initial, why)
 		}
 
 		require.NoError(t, sys.Faults.Set("menu-1", "", faults.Fault{Latency: stall}), "step 2: setting up the stall")

@@ -52,8 +52,9 @@ func TestStep5WinnersBodyStaysReadable(t *testing.T) {
 				}
 				require.NotEmpty(t, m.Dishes, "step 5: the menu came back without dishes")
 				if took > hedgeAfter+trickle+slack {
-					t.Fatalf("step 5: %s answered first (its body took %v), yet the read took %v, requests sent to: %s. "+
-						"Hedge a stalled read after %v (step 1).", c.winner, trickle, took, s.Hosts(), hedgeAfter)
+					t.Fatalf("step 5: %s (%s): %s sends its headers first and its body over %v, yet the read took %v, "+
+						"requests sent to: %s. Hedge a read that has waited %v (step 1).", c.name, rules(c.rules), c.winner,
+						trickle, took, s.Hosts(), hedgeAfter)
 				}
 			})
 		})
@@ -110,6 +111,12 @@ func TestStep5WinnerIsReleasedWhenItsBodyIsClosed(t *testing.T) {
 					}
 					require.NoError(t, resp.Body.Close(), "step 5: closing the winning body of %s (%d attempt(s))", c.winner, len(sent))
 					time.Sleep(slack)
+					if sent[winner].Ctx == req.Context() {
+						t.Fatalf("step 5: %s (%s): of the %d attempt(s), %s's, the winner, was handed to Base with the "+
+							"caller's own context, which the Hedger can never cancel: give each attempt its own, "+
+							"context.WithCancel(req.Context()), and cancel the winner's when the caller closes its body.",
+							c.name, rules(c.rules), len(sent), c.winner)
+					}
 					if len(live(sent)) > 0 {
 						t.Fatalf("step 5: %s (%s): the caller closed the body of %s's winning response (%s); %v later, the "+
 							"contexts of the %d attempt(s) were: %s. Once the caller has closed the body, the read "+
