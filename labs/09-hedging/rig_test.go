@@ -70,7 +70,7 @@ func leftBehind(t *testing.T, s *labtest.Spy) {
 	for _, a := range s.Attempts() {
 		switch {
 		case a.End.IsZero():
-			waiting = append(waiting, fmt.Sprintf("%s %s, sent %v earlier", a.Method, a.Host, time.Since(a.Start)))
+			waiting = append(waiting, fmt.Sprintf("%s %s, sent %v earlier", a.Method, a.Host, time.Since(a.Start).Round(time.Millisecond)))
 		case a.Body != nil && !a.Body.Closed():
 			open = append(open, fmt.Sprintf("%s's %d", a.Host, a.Status))
 		}
@@ -82,8 +82,8 @@ func leftBehind(t *testing.T, s *labtest.Spy) {
 	if m := stepOfTest.FindStringSubmatch(t.Name()); m != nil {
 		step = "step " + m[1]
 	}
-	t.Errorf("%s: %v after the test's last request had ended, of the %d attempts the Hedger handed to Base, %d were "+
-		"still waiting for their answer (%s) and %d had a response whose body nobody closed (%s). A request "+
+	t.Errorf("%s: %v after the test's last request had ended, of the %d attempts the Hedger handed to Base, %d still "+
+		"waited for their answer (%s) and %d had a response whose body nobody closed (%s). A request "+
 		"whose read is over must not keep a replica busy: cancel every attempt that did not win, and close "+
 		"every response that is not returned.", step, slack, s.Count(), len(waiting), orNone(waiting), len(open), orNone(open))
 }
@@ -192,4 +192,24 @@ func down(from, to int) []time.Duration {
 		out = append(out, time.Duration(i)*time.Millisecond)
 	}
 	return out
+}
+
+// timeline says what became of each attempt, timed from began: "menu-1
+// sent at 0s, failed at 60ms (read: connection reset); menu-2 sent at 50ms,
+// answered 200 at 100ms".
+func timeline(attempts []labtest.Attempt, began time.Time) string {
+	var parts []string
+	for _, a := range attempts {
+		p := fmt.Sprintf("%s sent at %v", a.Host, a.Start.Sub(began))
+		switch {
+		case a.End.IsZero():
+			p += ", still waiting"
+		case a.Err != nil:
+			p += fmt.Sprintf(", failed at %v (%v)", a.End.Sub(began), a.Err)
+		default:
+			p += fmt.Sprintf(", answered %d at %v", a.Status, a.End.Sub(began))
+		}
+		parts = append(parts, p)
+	}
+	return orNone(parts)
 }

@@ -53,8 +53,8 @@ func TestStep5WinnersBodyStaysReadable(t *testing.T) {
 				require.NotEmpty(t, m.Dishes, "step 5: the menu came back without dishes")
 				if took > hedgeAfter+trickle+slack {
 					t.Fatalf("step 5: %s (%s): %s sends its headers first and its body over %v, yet the read took %v, "+
-						"requests sent to: %s. Hedge a read that has waited %v (step 1).", c.name, rules(c.rules), c.winner,
-						trickle, took, s.Hosts(), hedgeAfter)
+						"the attempts: %s. A read that has waited %v is hedged to the next replica (step 1).", c.name,
+						rules(c.rules), c.winner, trickle, took, timeline(s.Attempts(), began), hedgeAfter)
 				}
 			})
 		})
