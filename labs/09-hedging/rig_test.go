@@ -1,8 +1,11 @@
 package hedging_test
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -27,7 +30,11 @@ const (
 	hedgeAfter = 50 * time.Millisecond // the fixed hedge delay of steps 1, 3, 4 and 5
 	slack      = 10 * time.Millisecond // what the tests forgive on top of a delay (fake time is exact)
 	menuRoute  = "GET /restaurants/{id}/menu"
-	leak       = "the losing hedge request was never cancelled, or its response body never closed"
+	// leak is what labtest adds when goroutines outlive a scenario: it
+	// points at the list of where each one was blocked instead of guessing
+	// which of them it was.
+	leak = "where each one was blocked is listed below (frames in hedging.go are goroutines of the Hedger; " +
+		"net/http frames are connections of requests it sent)"
 )
 
 var replicas = []string{"menu-1", "menu-2", "menu-3"}
@@ -45,8 +52,103 @@ func hedged(t *testing.T, sys *system.System, h *hedging.Hedger) (*labtest.Spy, 
 	if h.Replicas == nil {
 		h.Replicas = replicas
 	}
+	// Runs before the connections and the system are closed (cleanups run
+	// last first), so it sees what the test's requests left behind.
+	t.Cleanup(func() { leftBehind(t, s) })
 	return s, &http.Client{Transport: h}
 }
+
+var stepOfTest = regexp.MustCompile(`^TestStep(\d+)`)
+
+// leftBehind fails the test when, slack after its last request ended, an
+// attempt the Hedger handed to Base is still waiting for its answer or a
+// response body Base returned was never closed: what the spy saw, attempt
+// by attempt.
+func leftBehind(t *testing.T, s *labtest.Spy) {
+	time.Sleep(slack) // let cancellations and closes that are on their way land
+	var waiting, open []string
+	for _, a := range s.Attempts() {
+		switch {
+		case a.End.IsZero():
+			waiting = append(waiting, fmt.Sprintf("%s %s, sent %v earlier", a.Method, a.Host, time.Since(a.Start).Round(time.Millisecond)))
+		case a.Body != nil && !a.Body.Closed():
+			open = append(open, fmt.Sprintf("%s's %d", a.Host, a.Status))
+		}
+	}
+	if len(waiting) == 0 && len(open) == 0 {
+		return
+	}
+	step := "step ?"
+	if m := stepOfTest.FindStringSubmatch(t.Name()); m != nil {
+		step = "step " + m[1]
+	}
+	t.Errorf("%s: %v after the test's last request had ended, of the %d attempts the Hedger handed to Base, %d still "+
+		"waited for their answer (%s) and %d had a response whose body nobody closed (%s). A request "+
+		"whose read is over must not keep a replica busy: cancel every attempt that did not win, and close "+
+		"every response that is not returned.", step, slack, s.Count(), len(waiting), orNone(waiting), len(open), orNone(open))
+}
+
+func orNone(items []string) string {
+	if len(items) == 0 {
+		return "none"
+	}
+	return strings.Join(items, "; ")
+}
+
+// contexts says, attempt by attempt, whether its request's context was
+// done: "menu-1 cancelled, menu-2 still live".
+func contexts(attempts []labtest.Attempt) string {
+	var parts []string
+	for _, a := range attempts {
+		state := "still live"
+		if a.Ctx.Err() != nil {
+			state = "cancelled"
+		}
+		parts = append(parts, a.Host+" "+state)
+	}
+	return orNone(parts)
+}
+
+// live returns the attempts whose request context is not done.
+func live(attempts []labtest.Attempt) []labtest.Attempt {
+	var out []labtest.Attempt
+	for _, a := range attempts {
+		if a.Ctx.Err() == nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// inFlight counts the menu reads each replica is still handling.
+func inFlight(sys *system.System) (total int64, by string) {
+	var parts []string
+	for _, r := range replicas {
+		n := sys.Metrics.Route(r, menuRoute).InFlight.Load()
+		total += n
+		parts = append(parts, fmt.Sprintf("%s %d", r, n))
+	}
+	return total, strings.Join(parts, ", ")
+}
+
+// get sends a GET for path to host through hc with ctx, reads the whole
+// body and closes it; it returns the status (0 without a response).
+func get(ctx context.Context, hc *http.Client, host, path string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, memnet.ServiceURL(host)+path, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, err = io.ReadAll(resp.Body)
+	return resp.StatusCode, err
+}
+
+// menuPath is the path of the sample restaurant's menu.
+const menuPath = "/restaurants/" + system.SampleRestaurant + "/menu"
 
 // menuAt returns a menu client whose calls all go first to replica.
 func menuAt(hc *http.Client, replica string) *menu.Client {
@@ -90,4 +192,24 @@ func down(from, to int) []time.Duration {
 		out = append(out, time.Duration(i)*time.Millisecond)
 	}
 	return out
+}
+
+// timeline says what became of each attempt, timed from began: "menu-1
+// sent at 0s, failed at 60ms (read: connection reset); menu-2 sent at 50ms,
+// answered 200 at 100ms".
+func timeline(attempts []labtest.Attempt, began time.Time) string {
+	var parts []string
+	for _, a := range attempts {
+		p := fmt.Sprintf("%s sent at %v", a.Host, a.Start.Sub(began))
+		switch {
+		case a.End.IsZero():
+			p += ", still waiting"
+		case a.Err != nil:
+			p += fmt.Sprintf(", failed at %v (%v)", a.End.Sub(began), a.Err)
+		default:
+			p += fmt.Sprintf(", answered %d at %v", a.Status, a.End.Sub(began))
+		}
+		parts = append(parts, p)
+	}
+	return orNone(parts)
 }

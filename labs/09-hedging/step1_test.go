@@ -2,7 +2,12 @@ package hedging_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,14 +66,14 @@ func TestStep1FailedAttemptIsNotAnAnswer(t *testing.T) {
 		within   time.Duration // how long it may take
 		why      string
 	}{
-		{"the first attempt fails before the delay", "menu-1 dropped the connection at once", map[string]faults.Fault{"menu-1": {Reset: true}},
+		{"the first attempt fails before the delay", "menu-1 drops the connection at once", map[string]faults.Fault{"menu-1": {Reset: true}},
 			false, 1, slack, "A read that fails before the delay has no answer to wait for: return its error at once, " +
 				"without a copy (replacing failed requests is retrying, lab 03's pattern, with its own budget)."},
 		{"the first attempt fails after the hedge went out",
-			"menu-1 dropped the connection after 60ms; menu-2 answered the copy in 50ms", map[string]faults.Fault{"menu-1": resetLate, "menu-2": {Latency: hedgeAfter}},
+			"menu-1 drops the connection after 60ms; menu-2 answers a copy after 50ms", map[string]faults.Fault{"menu-1": resetLate, "menu-2": {Latency: hedgeAfter}},
 			true, 2, 2*hedgeAfter + slack, "An error is not an answer: while the other attempt is still out, wait for it " +
 				"and return what it gets."},
-		{"both attempts fail", "menu-1 dropped the connection after 60ms; menu-2 dropped the copy's at once", map[string]faults.Fault{"menu-1": resetLate, "menu-2": {Reset: true}},
+		{"both attempts fail", "menu-1 drops the connection after 60ms; menu-2 drops a copy's at once", map[string]faults.Fault{"menu-1": resetLate, "menu-2": {Reset: true}},
 			false, 2, hedgeAfter + 2*slack, "When both attempts fail, return an error (the first one) as soon as the " +
 				"second has failed."},
 	}
@@ -92,9 +97,19 @@ func TestStep1FailedAttemptIsNotAnAnswer(t *testing.T) {
 					want = "succeed"
 				}
 				if (err == nil) != c.ok || len(s.Attempts()) != c.attempts || took > c.within {
-					t.Fatalf("step 1: %s (%s, with a %v hedge delay): the read %s after %v, requests sent to: %s; "+
-						"it should %s within %v, with %d request(s). %s", c.name, c.setup, hedgeAfter, got, took,
-						s.Hosts(), want, c.within, c.attempts, c.why)
+					why := c.why
+					for _, a := range s.Attempts() {
+						if errors.Is(a.Err, context.Canceled) && a.End.Sub(began) < c.within {
+							// Nothing here cancels but the Hedger: the caller's context never ends.
+							why = fmt.Sprintf("%s's attempt was cancelled at %v, before it could answer: when one attempt "+
+								"fails, cancel that one only (one context per attempt), and keep waiting for the other.",
+								a.Host, a.End.Sub(began))
+							break
+						}
+					}
+					t.Fatalf("step 1: %s (%s, with a %v hedge delay): the read %s after %v; the attempts: %s. "+
+						"It should %s within %v, with %d request(s). %s", c.name, c.setup, hedgeAfter, got, took,
+						timeline(s.Attempts(), began), want, c.within, c.attempts, why)
 				}
 			})
 		})
@@ -195,4 +210,132 @@ func TestStep1HomePageIsHedged(t *testing.T) {
 				stall, took, n, by, hedgeAfter, 4*hedgeAfter)
 		}
 	})
+}
+
+func TestStep1CallerWhoGivesUpCancelsEveryAttempt(t *testing.T) {
+	cases := []struct {
+		name     string
+		rules    map[string]faults.Fault
+		giveUp   time.Duration // when the caller cancels its context
+		attempts int           // requests the read has sent by then
+	}{
+		{"before the hedge went out", map[string]faults.Fault{"menu": {Latency: stall}}, hedgeAfter / 2, 1},
+		{"while both attempts wait", map[string]faults.Fault{"menu": {Latency: stall}}, 2 * hedgeAfter, 2},
+		{"while the first attempt's body is still coming", map[string]faults.Fault{"menu": {SlowBody: stall}}, hedgeAfter / 2, 1},
+		{"while the hedge's body is still coming", map[string]faults.Fault{"menu-1": {Latency: stall}, "menu-2": {SlowBody: stall}}, 2 * hedgeAfter, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 1, Leak: leak}, func(t *testing.T) {
+				sys := labtest.StartSystem(t, system.Config{})
+				for replica, f := range c.rules {
+					require.NoError(t, sys.Faults.Set(replica, "", f), "step 1: setting up the faults")
+				}
+				s, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter})
+
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				type outcome struct {
+					err  error
+					took time.Duration
+				}
+				done := make(chan outcome, 1)
+				began := time.Now()
+				go func() {
+					_, err := get(ctx, hc, "menu-1", menuPath)
+					done <- outcome{err, time.Since(began)}
+				}()
+				time.Sleep(c.giveUp)
+				cancel()
+				time.Sleep(slack)
+
+				sent := s.Attempts()
+				stillLive, states := live(sent), contexts(sent) // now, not once the read has ended
+				busy, by := inFlight(sys)
+				var ended *outcome
+				select {
+				case o := <-done:
+					ended = &o
+				default:
+				}
+				if ended == nil || len(stillLive) > 0 || busy > 0 {
+					how := "had ended"
+					if ended == nil {
+						select {
+						case o := <-done:
+							how = fmt.Sprintf("had not ended (it ended %v after it began, error: %v)", o.took, o.err)
+						case <-time.After(2 * stall):
+							how = fmt.Sprintf("had not ended (nor had it %v later)", 2*stall)
+						}
+					}
+					t.Fatalf("step 1: %s (%s; menu-1 read, hedge after %v), the caller cancelled its context after %v. "+
+						"%v later the read %s; %d attempt(s) had been sent, their contexts: %s; menu reads still in "+
+						"flight: %s. A caller who gives up must stop every request made on its behalf: give each "+
+						"attempt a context derived from the caller's, context.WithCancel(req.Context()), never one "+
+						"detached from it.", c.name, rules(c.rules), hedgeAfter, c.giveUp, slack, how, len(sent),
+						states, by)
+				}
+				if ended.err == nil || len(sent) != c.attempts {
+					t.Fatalf("step 1: %s (%s), the caller cancelled its context after %v; the read ended after %v "+
+						"with error %v and %d attempt(s) sent (%s), want an error and %d attempt(s).", c.name,
+						rules(c.rules), c.giveUp, ended.took, ended.err, len(sent), labtest.Hosts(sent), c.attempts)
+				}
+			})
+		})
+	}
+}
+
+func TestStep1OtherHostsAreNotHedged(t *testing.T) {
+	const slow = 2 * hedgeAfter // the host answers after this: a hedge would have gone out
+	cases := []struct {
+		name     string
+		replicas []string // the Hedger's Replicas
+		host     string   // where the request goes
+		path     string
+	}{
+		{"another service", replicas, "courier", "/eta/" + system.SampleRestaurant},
+		{"a replica's name with a port", replicas, "menu-1:80", menuPath},
+		{"a replica left out of Replicas", []string{"menu-2", "menu-3"}, "menu-1", menuPath},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 1, Leak: leak}, func(t *testing.T) {
+				sys := labtest.StartSystem(t, system.Config{})
+				service, _, _ := strings.Cut(c.host, ":")
+				require.NoError(t, sys.Faults.Set(service, "", faults.Fault{Latency: slow}), "step 1: setting up the latency")
+				s, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter, Replicas: c.replicas})
+
+				began := time.Now()
+				status, err := get(context.Background(), hc, c.host, c.path)
+				took := time.Since(began)
+				sent := s.Attempts()
+				if len(sent) != 1 || sent[0].Host != c.host || err != nil || status != http.StatusOK {
+					t.Fatalf("step 1: %s: a GET to %s, a host not in Replicas (%s), answers 200 after %v; the Hedger "+
+						"(hedge after %v) handed Base %d request(s) (%s) and the read ended after %v with status %d, "+
+						"error %v. A request whose URL.Host is not, exactly as it is, one of Replicas is not hedged: "+
+						"send it once, to its own host (a copy sent to a replica of another service gets that replica's "+
+						"answer, a quick 404 say, instead of its own).", c.name, c.host,
+						strings.Join(c.replicas, ", "), slow, hedgeAfter, len(sent), labtest.Hosts(sent), took, status, err)
+				}
+			})
+		})
+	}
+}
+
+// rules describes a test's faults for a message: "menu-1 latency 1s, menu-2 slow body 1s".
+func rules(r map[string]faults.Fault) string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(r)) {
+		f := r[name]
+		if f.Latency > 0 {
+			parts = append(parts, fmt.Sprintf("%s answers after %v", name, f.Latency))
+		}
+		if f.SlowBody > 0 {
+			parts = append(parts, fmt.Sprintf("%s sends its body over %v", name, f.SlowBody))
+		}
+	}
+	if len(parts) == 0 {
+		return "no fault"
+	}
+	return strings.Join(parts, ", ")
 }

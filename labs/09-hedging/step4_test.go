@@ -2,6 +2,7 @@ package hedging_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -73,10 +74,25 @@ func TestStep4QuietReadsSaveUpHedges(t *testing.T) {
 			require.NoError(t, err, "step 4: reading a menu through the Hedger failed")
 		}
 		if hedges := len(s.Attempts()) - before - stalled; hedges < burst || hedges > burst+1 {
-			t.Fatalf("step 4: %d quick reads (no hedge needed) earned a budget of %.0f%% its whole burst, %d hedges; then "+
-				"menu-1 slowed to %v and %d reads from it sent %d hedge(s), want %d. Every hedgeable request earns its share "+
-				"with Budget.Request when it starts, quick or slow; Budget.TryHedge spends one only when the timer fires.",
-				quiet, 100*ratio, burst, slow, stalled, hedges, burst)
+			// What a budget alone does with the same requests says which half
+			// to look at.
+			probe, saved := hedging.NewHedgeBudget(ratio, burst), 0
+			for range quiet {
+				probe.Request()
+			}
+			for probe.TryHedge() && saved <= 100 {
+				saved++
+			}
+			why := "A budget given the same " + fmt.Sprint(quiet) + " Requests by hand does allow " + fmt.Sprint(burst) +
+				" hedges, so the Hedger spends or earns at the wrong moment: every hedgeable request earns its share " +
+				"with Budget.Request when it starts, quick or slow; Budget.TryHedge spends one only when the timer fires."
+			if saved != burst {
+				why = fmt.Sprintf("A budget given the same %d Requests by hand then allowed %d hedges in a row, want %d: "+
+					"the budget itself is wrong (make TestStep4BudgetAllowsAShareOfRequests pass first).", quiet, saved, burst)
+			}
+			t.Fatalf("step 4: %d quick reads (no hedge needed) should earn a budget of %.0f%% its whole burst, %d hedges; "+
+				"then menu-1 slowed to %v and %d reads from it sent %d hedge(s), want %d. %s",
+				quiet, 100*ratio, burst, slow, stalled, hedges, burst, why)
 		}
 	})
 }
@@ -130,9 +146,26 @@ func TestStep4BudgetIsSafeForConcurrentUse(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if n := allowed.Load(); n > int64(ratio*requests)+burst || n < int64(ratio*requests)-burst {
+		far := func(n int64) bool { return n > int64(ratio*requests)+burst || n < int64(ratio*requests)-burst }
+		// The same requests from one goroutine: a budget that is wrong even
+		// then has its counting to fix before any locking.
+		alone, allowedAlone := hedging.NewHedgeBudget(ratio, burst), int64(0)
+		for range requests {
+			alone.Request()
+			if alone.TryHedge() {
+				allowedAlone++
+			}
+		}
+		if far(allowedAlone) {
+			t.Fatalf("step 4: one goroutine sent %d requests that each asked for a hedge; %d were allowed, want about "+
+				"%.0f. The budget is wrong before any concurrency: make TestStep4BudgetAllowsAShareOfRequests pass first.",
+				requests, allowedAlone, ratio*requests)
+		}
+		if n := allowed.Load(); far(n) {
 			t.Fatalf("step 4: 8 goroutines sent %d requests that each asked for a hedge; %d were allowed, want about "+
-				"%.0f. The budget is shared by every request: guard it with a mutex.", requests, n, ratio*requests)
+				"%.0f, which the same requests from one goroutine did get (%d). The difference comes from the calls "+
+				"running at once: the budget is shared by every request, so guard its state with a mutex.",
+				requests, n, ratio*requests, allowedAlone)
 		}
 	})
 }
