@@ -190,6 +190,10 @@ func TestStep4RetryAfterBeyondMaxDelay(t *testing.T) {
 					}
 				}
 				maxDelay := cmp.Or(c.maxDelay, 2*time.Second)
+				limit := fmt.Sprintf("the Transport's MaxDelay of %v", maxDelay)
+				if c.maxDelay == 0 {
+					limit = fmt.Sprintf("the documented default MaxDelay of %v (the Transport's MaxDelay is zero)", maxDelay)
+				}
 
 				// The caller sets no deadline: only the Transport's own rule
 				// can stop it waiting out whatever the server asks.
@@ -212,9 +216,9 @@ func TestStep4RetryAfterBeyondMaxDelay(t *testing.T) {
 					cancel()
 					<-done
 					t.Fatalf("step 4: payment answered 503 with Retry-After %q and the caller set no deadline; %v later your "+
-						"Transport, with MaxDelay %v, had made %d attempt(s) and was still waiting. A server may ask for any "+
+						"Transport, whose limit is %s, had made %d attempt(s) and was still waiting. A server may ask for any "+
 						"wait (an hour, a date centuries away): never wait longer than MaxDelay between attempts; when the "+
-						"server asks for more, return its answer at once.", header, patience, maxDelay, r.spy.Count())
+						"server asks for more, return its answer at once.", header, patience, limit, r.spy.Count())
 				}
 				if c.waits > 0 {
 					gaps := r.spy.Gaps()
@@ -227,16 +231,16 @@ func TestStep4RetryAfterBeyondMaxDelay(t *testing.T) {
 					return
 				}
 				if n := r.spy.Count(); n != 1 || res.took > tolerance || !errors.Is(res.err, fooddelivery.ErrUnavailable) {
-					t.Fatalf("step 4: payment answered 503 with Retry-After %q, more than the Transport's MaxDelay of %v, and "+
-						"the caller set no deadline; your Transport made %d attempt(s) and returned after %v with %v. A retry "+
-						"sooner than the server asked only meets the same answer, and waiting longer than MaxDelay holds the "+
-						"caller for as long as the server likes: return payment's 503 at once.",
-						header, maxDelay, n, res.took, res.err)
+					t.Fatalf("step 4: payment answered 503 with Retry-After %q, more than %s, and the caller set no "+
+						"deadline; your Transport made %d attempt(s) and returned after %v with %v. A retry sooner than the "+
+						"server asked only meets the same answer, and waiting longer than MaxDelay holds the caller for as "+
+						"long as the server likes: return payment's 503 at once.",
+						header, limit, n, res.took, res.err)
 				}
 				if ce := callError(res.err); ce == nil || ce.Message == "" {
-					t.Fatalf("step 4: your Transport rightly gave up at once on Retry-After %q (more than MaxDelay %v), but "+
+					t.Fatalf("step 4: your Transport rightly gave up at once on Retry-After %q (more than %s), but "+
 						"payment's 503 had already been read: the caller got no explanation (error: %v). Return the "+
-						"answer unread.", header, maxDelay, res.err)
+						"answer unread.", header, limit, res.err)
 				}
 			})
 		})
