@@ -52,10 +52,15 @@ func TestStep2WhichRequestsAreIdempotent(t *testing.T) {
 			"the X- spelling of the same header, which net/http's own resends accept too"},
 	}
 	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		wrong := 0
 		for _, c := range cases {
 			if got := retries.Idempotent(c.req); got != c.want {
-				t.Errorf("step 2: Idempotent(%s) = %v, want %v: %s", c.what, got, c.want, c.why)
+				wrong++
+				t.Errorf("step 2: Idempotent(%s, a %d-byte body) = %v, want %v: %s", c.what, max(c.req.ContentLength, 0), got, c.want, c.why)
 			}
+		}
+		if wrong > 0 {
+			t.Errorf("step 2: Idempotent judged %d of these %d requests wrongly", wrong, len(cases))
 		}
 	})
 }

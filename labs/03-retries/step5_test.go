@@ -72,9 +72,9 @@ func TestStep5CallersRequestIsUntouched(t *testing.T) {
 				"and ended with error %v, want 2 attempts and the charge accepted.", r.spy.Count(), err)
 		}
 		if req.Body != body {
-			t.Fatalf("step 5: after a retried charge, the caller's request has a different Body than the one it was " +
-				"given: a RoundTripper must not modify the request it receives (the caller may reuse or log it). " +
-				"Put the fresh body on a copy: r := req.Clone(req.Context()); r.Body, _ = req.GetBody().")
+			t.Fatalf("step 5: after a charge retried in %d attempts, the caller's request has a different Body than the one "+
+				"it was given: a RoundTripper must not modify the request it receives (the caller may reuse or log it). "+
+				"Put the fresh body on a copy: r := req.Clone(req.Context()); r.Body, _ = req.GetBody().", r.spy.Count())
 		}
 		if !maps.EqualFunc(req.Header, header, slices.Equal) {
 			t.Fatalf("step 5: after a retried charge, the caller's headers changed (%d fields now, %d before): a RoundTripper "+
