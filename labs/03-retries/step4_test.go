@@ -141,7 +141,9 @@ func TestStep4RetryAfterZeroKeepsTheJitter(t *testing.T) {
 func TestStep4RetryAfterBeyondTheDeadline(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
 		const budget = 2 * time.Second
-		r := newRig(t, options{})
+		// MaxDelay a minute: 30s is a wait this Transport would take, were it
+		// not for the caller's deadline.
+		r := newRig(t, options{configure: func(tr *retries.Transport) { tr.MaxDelay = time.Minute }})
 		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable, RetryAfter: "30"}))
 
 		ctx, cancel := context.WithTimeout(context.Background(), budget)
@@ -151,8 +153,8 @@ func TestStep4RetryAfterBeyondTheDeadline(t *testing.T) {
 		took := time.Since(began)
 
 		if r.spy.Count() != 1 || took > 10*tolerance || !errors.Is(err, fooddelivery.ErrUnavailable) {
-			t.Fatalf("step 4: payment answered 503 with Retry-After: 30 and the caller's deadline was %v away; your "+
-				"Transport made %d attempts and returned after %v with %q. A retry sooner than the server asked only "+
+			t.Fatalf("step 4: payment answered 503 with Retry-After: 30 (within the Transport's 1m MaxDelay) and the "+
+				"caller's deadline was %v away; your Transport made %d attempts and returned after %v with %q. A retry sooner than the server asked only "+
 				"meets the same answer, and one after the deadline reaches nobody: return payment's 503 at once.",
 				budget, r.spy.Count(), took, err)
 		}
