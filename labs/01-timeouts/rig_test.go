@@ -58,12 +58,13 @@ var reachesMemnet = sync.OnceValue(func() error {
 
 // start runs the whole system with the learner's payment client, built with
 // the given timeout, and an order service that handles at most orderLimit
-// requests at once.
-func start(t *testing.T, timeout time.Duration, orderLimit int) *system.System {
+// requests at once. step is the README step of the calling test, which a
+// failure names.
+func start(t *testing.T, step int, timeout time.Duration, orderLimit int) *system.System {
 	if err := reachesMemnet(); err != nil {
-		t.Fatalf("step 1: the client from NewPaymentClient could not reach the payment service on the system's network: %v.\n"+
+		t.Fatalf("step %d: the client from NewPaymentClient(network, %v) could not reach the payment service on the system's network: %v.\n"+
 			"Build its transport on a memnet.Dialer for the network you are given (http.DefaultClient and a nil "+
-			"Transport dial the real network, where no payment service exists).", err)
+			"Transport dial the real network, where no payment service exists; see step 1's hint).", step, budget, err)
 	}
 	return labtest.StartSystem(t, system.Config{
 		Limits: map[string]int{"order": orderLimit},

@@ -19,7 +19,7 @@ import (
 
 func TestStep1HangingPaymentFailsWithinBudget(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 1, Stuck: "PlaceOrder was still waiting for the hanging payment service"}, func(t *testing.T) {
-		sys := start(t, budget, 10)
+		sys := start(t, 1, budget, 10)
 		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Hang: hang}))
 
 		began := time.Now()
@@ -42,7 +42,7 @@ func TestStep1HangingPaymentFailsWithinBudget(t *testing.T) {
 func TestStep1OrderServiceKeepsServing(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
 		const workers = 10
-		sys := start(t, budget, workers)
+		sys := start(t, 1, budget, workers)
 		earlier, err := sys.Orders().PlaceOrder(context.Background(), "bob", pizza)
 		require.NoError(t, err, "step 1: an order placed while payment was healthy must succeed")
 
@@ -75,7 +75,7 @@ func TestStep1OrderServiceKeepsServing(t *testing.T) {
 
 func TestStep1HealthyCheckoutStillWorks(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
-		sys := start(t, budget, 10)
+		sys := start(t, 1, budget, 10)
 		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Latency: 300 * time.Millisecond}))
 
 		placed, err := sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
@@ -89,7 +89,7 @@ func TestStep1HealthyCheckoutStillWorks(t *testing.T) {
 func TestStep1SlowButTimelyPaymentSucceeds(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
 		const slow = 1800 * time.Millisecond
-		sys := start(t, budget, 10)
+		sys := start(t, 1, budget, 10)
 		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Latency: slow}))
 
 		began := time.Now()
@@ -102,9 +102,58 @@ func TestStep1SlowButTimelyPaymentSucceeds(t *testing.T) {
 	})
 }
 
+// TestStep1TimeoutIsTheWholeBudget checks the boundary on both sides: fake
+// time is exact, so a payment answering a microsecond before the budget ends
+// must succeed and one answering a microsecond after it must time out. Any
+// timeout shorter than the budget (95% of it, or the budget less a "safety"
+// margin) fails the first case; any longer one fails the second.
+func TestStep1TimeoutIsTheWholeBudget(t *testing.T) {
+	const edge = time.Microsecond
+	t.Run("answers just inside the budget", func(t *testing.T) {
+		labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+			sys := start(t, 1, budget, 10)
+			require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Latency: budget - edge}))
+
+			began := time.Now()
+			_, err := sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
+			took := time.Since(began)
+			if err != nil && errors.Is(err, fooddelivery.ErrTimeout) {
+				t.Fatalf("step 1: payment answered in %v, %v before the %v budget ran out, but PlaceOrder timed out after %v "+
+					"(%.2f%% of the budget): %v.\nA timeout shorter than the budget fails every call that answers in its last "+
+					"%v, although the caller is still waiting. The timeout is the whole budget you are given, with no margin "+
+					"taken off.", budget-edge, edge, budget, took, 100*float64(took)/float64(budget), err, budget-took)
+			}
+			if err != nil {
+				t.Fatalf("step 1: payment answered in %v, inside the %v budget, but PlaceOrder failed after %v with %q, "+
+					"which is not a timeout.", budget-edge, budget, took, err)
+			}
+		})
+	})
+	t.Run("answers just after the budget", func(t *testing.T) {
+		labtest.Run(t, labtest.Options{Step: 1, Stuck: "PlaceOrder was still waiting for a payment slower than the budget"}, func(t *testing.T) {
+			sys := start(t, 1, budget, 10)
+			require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Latency: budget + edge}))
+
+			began := time.Now()
+			_, err := sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
+			took := time.Since(began)
+			if err == nil {
+				t.Fatalf("step 1: payment answered in %v, %v after the %v budget ran out, and PlaceOrder waited %v for it and "+
+					"succeeded: the client's timeout is longer than the budget (or there is none), so the order service waits "+
+					"past the point where its budget is spent. The timeout is the budget, not more.", budget+edge, edge, budget, took)
+			}
+			if took > budget || !errors.Is(err, fooddelivery.ErrTimeout) {
+				t.Fatalf("step 1: payment answered only after the %v budget (%v), so PlaceOrder must fail as a timeout at %v; "+
+					"it failed after %v with %q (errors.Is(err, fooddelivery.ErrTimeout) = %v).",
+					budget, budget+edge, budget, took, err, errors.Is(err, fooddelivery.ErrTimeout))
+			}
+		})
+	})
+}
+
 func TestStep1FailedPaymentIsNotRetried(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
-		sys := start(t, budget, 10)
+		sys := start(t, 1, budget, 10)
 		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Status: http.StatusServiceUnavailable}))
 
 		_, err := sys.Orders().PlaceOrder(context.Background(), "alice", pizza)

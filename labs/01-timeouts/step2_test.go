@@ -18,7 +18,7 @@ func TestStep2BlackHoledPaymentFailsAtConnect(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
 		const connectBound = time.Second            // the connect must end before this...
 		const connectFloor = 100 * time.Millisecond // ...but not absurdly early
-		sys := start(t, budget, 10)
+		sys := start(t, 2, budget, 10)
 		require.NoError(t, sys.Faults.Set("payment", "", faults.Fault{Connect: memnet.BlackHoled}))
 
 		// The caller of the order service gives up after a minute at most.

@@ -92,7 +92,7 @@ func TestStep3OrdinarySlowPaymentsSucceed(t *testing.T) {
 		sorted := slices.Sorted(slices.Values(samples))
 		ordinary := sorted[900] // the 90th percentile: slow, but normal
 
-		sys := start(t, timeout, 10)
+		sys := start(t, 3, timeout, 10)
 		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Latency: ordinary}))
 		_, err = sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
 		require.NoError(t, err, "step 3: payment took %v, the 90th percentile of its measured latency, and the timeout derived "+

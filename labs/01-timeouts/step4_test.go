@@ -18,7 +18,7 @@ import (
 func TestStep4SlowBodyIsCutOff(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 4, Stuck: "PlaceOrder was still reading a trickling payment response"}, func(t *testing.T) {
 		const trickle = time.Minute
-		sys := start(t, budget, 10)
+		sys := start(t, 4, budget, 10)
 		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{SlowBody: trickle}))
 
 		began := time.Now()
@@ -44,7 +44,7 @@ func TestStep4SlowBodyIsCutOff(t *testing.T) {
 func TestStep4TimelyBodyIsRead(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
 		const trickle = time.Second
-		sys := start(t, budget, 10)
+		sys := start(t, 4, budget, 10)
 		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{SlowBody: trickle}))
 
 		placed, err := sys.Orders().PlaceOrder(context.Background(), "alice", pizza)

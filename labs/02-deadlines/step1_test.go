@@ -168,9 +168,14 @@ func TestStep1TransportWritesOnACopy(t *testing.T) {
 		}
 		cancel() // the caller gives up
 		if sent.Context().Err() == nil {
-			t.Fatalf("step 1: the caller cancelled its context, but the request your Transport handed to base was not " +
-				"cancelled: it does not carry the caller's context, so a caller who gives up cannot stop the call. " +
-				"Copy the request with req.Clone(req.Context()), not http.NewRequest or a clone with context.Background().")
+			deadline := "no deadline at all"
+			if d, ok := sent.Context().Deadline(); ok {
+				deadline = fmt.Sprintf("a deadline %v from now", time.Until(d))
+			}
+			t.Fatalf("step 1: called directly with %v left, the caller then cancelled its context, but the request your "+
+				"Transport handed to base was not cancelled (its context has %s): it does not carry the caller's context, "+
+				"so a caller who gives up cannot stop the call. Copy the request with req.Clone(req.Context()), not "+
+				"http.NewRequest or a clone with context.Background().", left, deadline)
 		}
 	})
 }

@@ -28,6 +28,8 @@ func TestStep2TooShortBudgetFailsFast(t *testing.T) {
 	}{
 		{"100ms of 250ms", 100 * time.Millisecond, need, ""},
 		{"nothing left", 0, need, ` "0" is a budget of nothing, not a missing header: it is below need like any other.`},
+		{"nothing left, need 0", 0, 0, ` "0" is a budget of nothing: it is refused even by a service built with need 0 ` +
+			`(a route that needs no time at all still cannot run on a context that has already expired).`},
 		{"300ms of 400ms", 300 * time.Millisecond, 400 * time.Millisecond,
 			" This order service was built with Middleware(own, 400ms): compare with the need argument, not the lab's 250ms."},
 	}
@@ -52,7 +54,7 @@ func TestStep2TooShortBudgetFailsFast(t *testing.T) {
 				if !errors.As(err, &ce) || ce.Status != http.StatusGatewayTimeout || ce.Code != budgetTooShort || !ce.DontRetry {
 					t.Fatalf("step 2: the caller left %v for a checkout that needs at least %v; the order service answered at once, "+
 						"but with %s.\nA budget too short for the work is answered 504 Gateway Timeout with error code %q and %s: 1 "+
-						"(a retry would arrive with even less time left).", c.callers, c.need, describe(err), budgetTooShort, fooddelivery.HeaderDontRetry)
+						"(a retry would arrive with even less time left).%s", c.callers, c.need, describe(err), budgetTooShort, fooddelivery.HeaderDontRetry, c.note)
 				}
 			})
 		})

@@ -65,10 +65,15 @@ func TestStep1Classification(t *testing.T) {
 			"this client already has as many calls in flight as it allows; another one would only add to the queue (lab 06)"},
 	}
 	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		wrong := 0
 		for _, c := range cases {
 			if got := retries.Retryable(c.resp, c.err); got != c.want {
+				wrong++
 				t.Errorf("step 1: Retryable(%s) = %v, want %v: %s", c.what, got, c.want, c.why)
 			}
+		}
+		if wrong > 0 {
+			t.Errorf("step 1: Retryable judged %d of these %d attempt outcomes wrongly", wrong, len(cases))
 		}
 	})
 }

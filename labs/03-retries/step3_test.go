@@ -114,6 +114,67 @@ func TestStep3AtMostNAttempts(t *testing.T) {
 	})
 }
 
+// TestStep3DocumentedDefaults checks the defaults the README documents (3
+// attempts, a 100ms base, a 2s cap) by what a Transport with zero fields
+// does, with the figures written here, never read from DefaultAttempts,
+// DefaultBaseDelay and DefaultMaxDelay: a test that reads the constants it
+// checks passes whatever they say.
+func TestStep3DocumentedDefaults(t *testing.T) {
+	const (
+		attempts = 3                      // documented: 3 attempts in all
+		base     = 100 * time.Millisecond // documented: backoff base 100ms
+		maxDelay = 2 * time.Second        // documented: capped at 2s
+	)
+	// want is the full-jitter wait before retry k of the rig's first
+	// request, with the documented base and cap and the draw the README
+	// prescribes (t.draw(1, k): Seed 0, the Transport's first request).
+	want := func(k int) (wait, ceiling time.Duration, r float64) {
+		ceiling = maxDelay
+		if k < 63 && base <= maxDelay>>k {
+			ceiling = base << k
+		}
+		r = fooddelivery.Draw(0, "request-1", k)
+		return time.Duration(r * float64(ceiling)), ceiling, r
+	}
+	check := func(t *testing.T, r *rig, what string, wantAttempts int) {
+		t.Helper()
+		_, err := r.payments.Charges(context.Background(), "")
+		if n := r.spy.Count(); n != wantAttempts {
+			t.Fatalf("step 3: payment answered 503 every time; %s made %d attempts (error: %v), want %d. "+
+				"The zero Transport's defaults are documented: %d attempts in all, a %v base, a %v cap.",
+				what, n, err, wantAttempts, attempts, base, maxDelay)
+		}
+		for i, g := range r.spy.Gaps() {
+			k := i + 1
+			wait, ceiling, draw := want(k)
+			if g > ceiling+tolerance {
+				t.Errorf("step 3: %s waited %v before retry %d, more than the documented ceiling min(%v, %v x 2^%d) = %v: "+
+					"are the default delays the documented %v base and %v cap?", what, g, k, maxDelay, base, k, ceiling, base, maxDelay)
+			} else if g < wait-tolerance || g > wait+tolerance {
+				t.Errorf("step 3: %s waited %v before retry %d; with the documented %v base and %v cap, full jitter waits "+
+					"r x min(cap, base x 2^%d) = %.4f x %v = %v, where r = t.draw(1, %d) = %.4f is this request's draw. "+
+					"Are the default delays the documented ones, and is the wait Backoff(attempt, base, cap, t.draw(n, attempt))?",
+					what, g, k, base, maxDelay, k, draw, ceiling, wait, k, draw)
+			}
+		}
+	}
+	t.Run("a zero Transport", func(t *testing.T) {
+		labtest.Run(t, labtest.Options{Step: 3, Stuck: "the read of the charges was still retrying"}, func(t *testing.T) {
+			r := newRig(t, options{})
+			require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable}))
+			check(t, r, "a Transport with every field zero", attempts)
+		})
+	})
+	t.Run("8 attempts, zero delays", func(t *testing.T) {
+		labtest.Run(t, labtest.Options{Step: 3, Stuck: "the read of the charges was still retrying"}, func(t *testing.T) {
+			const many = 8 // enough retries for the ceiling to reach the cap (from retry 5 on)
+			r := newRig(t, options{configure: func(tr *retries.Transport) { tr.Attempts = many }})
+			require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable}))
+			check(t, r, "a Transport with Attempts = 8 and zero BaseDelay and MaxDelay", many)
+		})
+	})
+}
+
 func TestStep3RetriesAreSpreadOut(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
 		const clients = 20
@@ -241,9 +302,9 @@ func TestStep3AttemptsAreCountedBelowYourTransport(t *testing.T) {
 		_, err = r.payments.Charges(context.Background(), "")
 		require.Error(t, err, "step 3: payment reset every connection, yet the read succeeded")
 		yours, arrived := r.spy.Count()-warmAttempts, r.received(listing)-warm
-		if yours != retries.DefaultAttempts {
-			t.Fatalf("step 3: payment reset every connection; your Transport made %d attempts, want %d (DefaultAttempts)",
-				yours, retries.DefaultAttempts)
+		if documented := 3; yours != documented {
+			t.Fatalf("step 3: payment reset every connection; your Transport made %d attempts, want %d (a zero Transport "+
+				"makes the documented 3 attempts in all)", yours, documented)
 		}
 		t.Logf("step 3: your Transport made %d attempts and payment received %d requests: net/http.Transport resent %d "+
 			"on its own (see the README: a GET on a reused connection that dies before any answer is resent)",

@@ -1,6 +1,7 @@
 package retries_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,7 +60,7 @@ func TestStep4RetryAfterIsHonoured(t *testing.T) {
 	}{
 		{"503 with Retry-After in seconds", http.StatusServiceUnavailable, func(time.Time) string { return "2" }},
 		{"429 with Retry-After as an HTTP-date", http.StatusTooManyRequests, func(now time.Time) string {
-			return now.Add(3 * time.Second).UTC().Format(http.TimeFormat)
+			return now.Add(2 * time.Second).UTC().Format(http.TimeFormat) // 2s: no more than the 2s MaxDelay
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -85,8 +86,9 @@ func TestStep4RetryAfterIsHonoured(t *testing.T) {
 				} else if when, err := http.ParseTime(header); err == nil {
 					asked = when.Sub(first.End)
 				}
-				// The longest first backoff with the defaults: min(cap, base x 2^1).
-				ceiling := min(retries.DefaultMaxDelay, 2*retries.DefaultBaseDelay)
+				// The longest first backoff with the documented defaults (100ms
+				// base, 2s cap): min(cap, base x 2^1).
+				ceiling := min(2*time.Second, 2*100*time.Millisecond)
 				if longest := max(asked, ceiling); gaps[0] < asked-tolerance || gaps[0] > longest+tolerance {
 					want := fmt.Sprintf("between %v and %v", asked, longest)
 					if longest == asked {
@@ -139,7 +141,9 @@ func TestStep4RetryAfterZeroKeepsTheJitter(t *testing.T) {
 func TestStep4RetryAfterBeyondTheDeadline(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
 		const budget = 2 * time.Second
-		r := newRig(t, options{})
+		// MaxDelay a minute: 30s is a wait this Transport would take, were it
+		// not for the caller's deadline.
+		r := newRig(t, options{configure: func(tr *retries.Transport) { tr.MaxDelay = time.Minute }})
 		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable, RetryAfter: "30"}))
 
 		ctx, cancel := context.WithTimeout(context.Background(), budget)
@@ -149,10 +153,98 @@ func TestStep4RetryAfterBeyondTheDeadline(t *testing.T) {
 		took := time.Since(began)
 
 		if r.spy.Count() != 1 || took > 10*tolerance || !errors.Is(err, fooddelivery.ErrUnavailable) {
-			t.Fatalf("step 4: payment answered 503 with Retry-After: 30 and the caller's deadline was %v away; your "+
-				"Transport made %d attempts and returned after %v with %q. A retry sooner than the server asked only "+
+			t.Fatalf("step 4: payment answered 503 with Retry-After: 30 (within the Transport's 1m MaxDelay) and the "+
+				"caller's deadline was %v away; your Transport made %d attempts and returned after %v with %q. A retry sooner than the server asked only "+
 				"meets the same answer, and one after the deadline reaches nobody: return payment's 503 at once.",
 				budget, r.spy.Count(), took, err)
 		}
 	})
+}
+
+func TestStep4RetryAfterBeyondMaxDelay(t *testing.T) {
+	farFuture := "Fri, 31 Dec 9999 23:59:59 GMT" // as a Duration, about 292 years (the most one holds)
+	cases := []struct {
+		name     string
+		maxDelay time.Duration // the Transport's MaxDelay; 0 is the documented default, 2s
+		header   func(now time.Time) string
+		waits    time.Duration // 0: the answer must come back at once
+	}{
+		{"Retry-After: 3, 1s past the 2s MaxDelay", 0, func(time.Time) string { return "3" }, 0},
+		{"Retry-After: 3600", 0, func(time.Time) string { return "3600" }, 0},
+		{"Retry-After as an HTTP-date 3s away", 0, func(now time.Time) string {
+			return now.Add(3 * time.Second).UTC().Format(http.TimeFormat)
+		}, 0},
+		{"Retry-After as an HTTP-date in year 9999", 0, func(time.Time) string { return farFuture }, 0},
+		{"Retry-After: 5 with MaxDelay 10s", 10 * time.Second, func(time.Time) string { return "5" }, 5 * time.Second},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+				const patience = 30 * time.Second // far more than any wait this test allows
+				r := newRig(t, options{configure: func(tr *retries.Transport) { tr.MaxDelay = c.maxDelay }})
+				header := c.header(time.Now())
+				require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable, RetryAfter: header}))
+				if c.waits > 0 {
+					r.spy.Before = func(n int) {
+						if n == 2 {
+							r.sys.Faults.Clear("payment", listing)
+						}
+					}
+				}
+				maxDelay := cmp.Or(c.maxDelay, 2*time.Second)
+				limit := fmt.Sprintf("the Transport's MaxDelay of %v", maxDelay)
+				if c.maxDelay == 0 {
+					limit = fmt.Sprintf("the documented default MaxDelay of %v (the Transport's MaxDelay is zero)", maxDelay)
+				}
+
+				// The caller sets no deadline: only the Transport's own rule
+				// can stop it waiting out whatever the server asks.
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				type result struct {
+					err  error
+					took time.Duration
+				}
+				done := make(chan result, 1)
+				began := time.Now()
+				go func() {
+					_, err := r.payments.Charges(ctx, "")
+					done <- result{err, time.Since(began)}
+				}()
+				var res result
+				select {
+				case res = <-done:
+				case <-time.After(patience):
+					cancel()
+					<-done
+					t.Fatalf("step 4: payment answered 503 with Retry-After %q and the caller set no deadline; %v later your "+
+						"Transport, whose limit is %s, had made %d attempt(s) and was still waiting. A server may ask for any "+
+						"wait (an hour, a date centuries away): never wait longer than MaxDelay between attempts; when the "+
+						"server asks for more, return its answer at once.", header, patience, limit, r.spy.Count())
+				}
+				if c.waits > 0 {
+					gaps := r.spy.Gaps()
+					if res.err != nil || len(gaps) != 1 || gaps[0] < c.waits-tolerance || gaps[0] > c.waits+tolerance {
+						t.Fatalf("step 4: payment answered 503 with Retry-After %q, within the Transport's MaxDelay of %v, then "+
+							"was healthy; your Transport made %d attempt(s), waiting %v, and returned %v after %v. It must "+
+							"wait the %v asked and retry: the limit is the Transport's MaxDelay, not the default's 2s.",
+							header, maxDelay, r.spy.Count(), gaps, res.err, res.took, c.waits)
+					}
+					return
+				}
+				if n := r.spy.Count(); n != 1 || res.took > tolerance || !errors.Is(res.err, fooddelivery.ErrUnavailable) {
+					t.Fatalf("step 4: payment answered 503 with Retry-After %q, more than %s, and the caller set no "+
+						"deadline; your Transport made %d attempt(s) and returned after %v with %v. A retry sooner than the "+
+						"server asked only meets the same answer, and waiting longer than MaxDelay holds the caller for as "+
+						"long as the server likes: return payment's 503 at once.",
+						header, limit, n, res.took, res.err)
+				}
+				if ce := callError(res.err); ce == nil || ce.Message == "" {
+					t.Fatalf("step 4: your Transport rightly gave up at once on Retry-After %q (more than %s), but "+
+						"payment's 503 had already been read: the caller got no explanation (error: %v). Return the "+
+						"answer unread.", header, limit, res.err)
+				}
+			})
+		})
+	}
 }

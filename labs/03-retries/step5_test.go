@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/labtest"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
+	retries "github.com/gophereats/resilience/labs/03-retries"
 )
 
 func TestStep5RetriedChargeSendsItsBody(t *testing.T) {
@@ -70,9 +72,9 @@ func TestStep5CallersRequestIsUntouched(t *testing.T) {
 				"and ended with error %v, want 2 attempts and the charge accepted.", r.spy.Count(), err)
 		}
 		if req.Body != body {
-			t.Fatalf("step 5: after a retried charge, the caller's request has a different Body than the one it was " +
-				"given: a RoundTripper must not modify the request it receives (the caller may reuse or log it). " +
-				"Put the fresh body on a copy: r := req.Clone(req.Context()); r.Body, _ = req.GetBody().")
+			t.Fatalf("step 5: after a charge retried in %d attempts, the caller's request has a different Body than the one "+
+				"it was given: a RoundTripper must not modify the request it receives (the caller may reuse or log it). "+
+				"Put the fresh body on a copy: r := req.Clone(req.Context()); r.Body, _ = req.GetBody().", r.spy.Count())
 		}
 		if !maps.EqualFunc(req.Header, header, slices.Equal) {
 			t.Fatalf("step 5: after a retried charge, the caller's headers changed (%d fields now, %d before): a RoundTripper "+
@@ -119,6 +121,63 @@ func TestStep5FailedBodiesAreDrainedAndClosed(t *testing.T) {
 			})
 		})
 	}
+}
+
+func TestStep5FailedBodyIsClosedBeforeTheWait(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 5, Stuck: "the read of the charges was still waiting to retry after its caller left"}, func(t *testing.T) {
+		const into = time.Second // when the test looks, and the caller then cancels
+		r := newRig(t, options{configure: func(tr *retries.Transport) {
+			tr.Attempts, tr.BaseDelay, tr.MaxDelay = 2, time.Minute, time.Minute
+		}})
+		require.NoError(t, r.sys.Faults.Set("payment", listing, faults.Fault{Status: http.StatusServiceUnavailable}))
+
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		type look struct {
+			read         int64
+			eof, closed  bool
+			attempts     int
+			looked, done bool
+		}
+		var during look
+		stop := func() bool { return false }
+		r.spy.After = func(n int) {
+			if n == 1 { // one second into the wait before the retry, look at the failed answer, then leave
+				timer := time.AfterFunc(into, func() {
+					body := r.spy.Attempts()[0].Body
+					during.read, during.eof, during.closed = body.State()
+					during.attempts, during.looked = r.spy.Count(), true
+					cancel()
+				})
+				stop = timer.Stop
+			}
+		}
+		_, err := r.payments.Charges(ctx, "")
+		stop()
+		first := r.spy.Attempts()[0]
+		if !during.looked {
+			t.Fatalf("step 5: payment answered 503; with BaseDelay = MaxDelay = 1 minute the wait before the retry is "+
+				"r x 1 minute, yet your Transport had made %d attempt(s) and returned %v before the test looked, %v after "+
+				"the first answer (see step 3: wait Backoff(attempt, ...) between attempts).", r.spy.Count(), err, into)
+		}
+		if during.attempts != 1 {
+			t.Fatalf("step 5: payment answered 503; with BaseDelay = MaxDelay = 1 minute the wait before the retry is "+
+				"r x 1 minute, yet %v after the first answer your Transport had already made %d attempts (see step 3: "+
+				"wait Backoff(attempt, ...) between attempts).", into, during.attempts)
+		}
+		if !during.closed || !during.eof {
+			t.Errorf("step 5: payment answered 503; %v into the wait before the retry, the failed answer's body had been "+
+				"read %d bytes (to its end: %t) and closed: %t. Drain it (at most 4 KiB) and close it before the wait, "+
+				"not after: its connection is idle during the wait and can go back to the pool, and a wait the caller "+
+				"ends returns straight away.", into, during.read, during.eof, during.closed)
+		}
+		if read, _, closed := first.Body.State(); !closed {
+			t.Errorf("step 5: the caller cancelled %v into the wait before the retry; your Transport returned %v without "+
+				"ever closing the failed answer's body (%d bytes read): it pins its connection, and the goroutine reading "+
+				"it, until payment gives up. Drain and close it before waiting, so that no way out of the wait leaks it.",
+				into, err, read)
+		}
+	})
 }
 
 func TestStep5DrainIsBounded(t *testing.T) {

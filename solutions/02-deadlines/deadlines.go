@@ -38,7 +38,8 @@ const MaxDigits = 8
 // done in) is answered at once with 504 Gateway Timeout, error code
 // "budget_too_short" and fooddelivery.HeaderDontRetry, without running
 // next: work that cannot finish in time is not started. "0" is a budget
-// of nothing and is refused that way.
+// of nothing and is refused that way, even when need is zero (a handler
+// never runs on a context that has already expired).
 //
 // own must be positive and need at least zero; otherwise Middleware
 // panics (a configuration error). Usage with chi:
@@ -55,7 +56,7 @@ func Middleware(own, need time.Duration) func(http.Handler) http.Handler {
 			if b, ok := parseBudget(r.Header.Get(fooddelivery.HeaderTimeoutMs)); ok {
 				budget = min(b, own)
 			}
-			if budget < need {
+			if budget <= 0 || budget < need {
 				w.Header().Set(fooddelivery.HeaderDontRetry, "1")
 				fooddelivery.WriteError(w, http.StatusGatewayTimeout, "budget_too_short",
 					fmt.Sprintf("%v left of the caller's budget; this needs at least %v", budget, need))

@@ -38,8 +38,11 @@ const maxDrainBytes = 4 << 10
 // at most Attempts times in all, waiting between attempts
 // for a full-jitter backoff (see Backoff) or the server's Retry-After,
 // whichever is longer. A wait that would end after the request context's
-// deadline is not started: the last answer is returned at once. A
-// cancelled context ends a wait at once.
+// deadline is not started: the last answer is returned at once; so is an
+// answer whose Retry-After asks for more than MaxDelay, the longest this
+// Transport waits between attempts (without a deadline, "Retry-After:
+// 3600" would otherwise hold the caller for an hour). A cancelled context
+// ends a wait at once.
 //
 // When it gives up, RoundTrip returns the last attempt's response (body
 // unread) or error, so the caller sees what the dependency said. The zero
@@ -90,6 +93,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		wait := Backoff(attempt, positive(t.BaseDelay, DefaultBaseDelay), positive(t.MaxDelay, DefaultMaxDelay), t.draw(n, attempt))
 		if resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
 			if after, ok := RetryAfter(resp.Header, time.Now()); ok {
+				if after > positive(t.MaxDelay, DefaultMaxDelay) {
+					return resp, err // longer than this Transport ever waits: report what we have
+				}
 				wait = max(wait, after)
 			}
 		}
