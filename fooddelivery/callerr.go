@@ -111,6 +111,20 @@ func sentinelWords(err error) string {
 	}
 }
 
+// Unsent reports whether err, the error of a failed call, shows that the
+// request never reached the service, so it had no effect there: the call
+// was refused before it was made (ErrForced, ErrCircuitOpen,
+// ErrBulkheadFull) or the connection could not be opened (a dial error:
+// refused, unreachable). Any other failure without an answer (a reset, an
+// EOF, a timeout) may have come after the service acted.
+func Unsent(err error) bool {
+	if errors.Is(err, ErrForced) || errors.Is(err, ErrCircuitOpen) || errors.Is(err, ErrBulkheadFull) {
+		return true
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial" && !op.Timeout()
+}
+
 // ClassifyTransportError wraps err, the error of a call to service that
 // produced no usable response (http.Client.Do failed, or reading the body
 // failed), in a *CallError. Timeouts (context.DeadlineExceeded,

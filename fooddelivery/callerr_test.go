@@ -3,9 +3,12 @@ package fooddelivery_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"syscall"
@@ -282,4 +285,26 @@ func TestWriteDependencyErrorKeepsTheMeaning(t *testing.T) {
 			assert.Equal(t, tc.depErr.Error(), ce.Message, "%s: the message carries the dependency's error", tc.name)
 		}
 	})
+}
+
+func TestUnsentKnowsOnlyCallsThatNeverReachedTheService(t *testing.T) {
+	dial := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	read := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{fooddelivery.ErrForced, true},
+		{fmt.Errorf("wrapped: %w", fooddelivery.ErrCircuitOpen), true},
+		{fooddelivery.ErrBulkheadFull, true},
+		{fooddelivery.ClassifyTransportError("payment", &url.Error{Op: "Post", URL: "http://payment/charges", Err: dial}), true},
+		{fooddelivery.ClassifyTransportError("payment", &url.Error{Op: "Post", URL: "http://payment/charges", Err: read}), false},
+		{fooddelivery.ClassifyTransportError("payment", io.EOF), false},
+		{fooddelivery.ErrTimeout, false},
+		{nil, false},
+	} {
+		if got := fooddelivery.Unsent(c.err); got != c.want {
+			t.Errorf("Unsent(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
 }

@@ -15,6 +15,12 @@ import (
 	"github.com/gophereats/resilience/fooddelivery"
 )
 
+// CodePaymentUnconfirmed is the error code of POST /orders (HTTP 502) when
+// the order service sent the charge to payment and got no answer back (the
+// connection reset or closed before the response): payment may have
+// charged the card, so nobody can say "not charged".
+const CodePaymentUnconfirmed = "payment_unconfirmed"
+
 // MaxQuantity is the largest quantity of one dish an order may ask for,
 // on one line or summed over the lines that name the dish.
 const MaxQuantity = 50
@@ -63,6 +69,8 @@ type Deps struct {
 //	                      504 "<dep>_timeout", 502 "<dep>_unavailable", 503 "<dep>_overloaded"
 //	                          (with fooddelivery.HeaderDontRetry), for dep "menu" or "payment":
 //	                          see fooddelivery.WriteDependencyError
+//	                      502 CodePaymentUnconfirmed: the charge request was sent and no answer came
+//	                          back (a reset, an EOF): the card may have been charged
 //	GET  /orders/{id}     200 Order; 404 "order_not_found"
 //	GET  /reports/daily   ?day=YYYY-MM-DD (UTC; default today) -> 200 DailyReport; 400 "bad_request"
 //
@@ -177,6 +185,13 @@ func handlePlaceOrder(d Deps, stats *fooddelivery.RouteStats) http.Handler {
 				}
 				fooddelivery.WriteError(w, http.StatusPaymentRequired, "payment_declined",
 					"the payment was refused ("+why+"), so order "+o.ID+" is recorded as "+string(fooddelivery.OrderPaymentKO))
+				return
+			}
+			var ce *fooddelivery.CallError
+			if errors.Is(err, fooddelivery.ErrUnavailable) && errors.As(err, &ce) && ce.Status == 0 &&
+				!fooddelivery.Unsent(err) && r.Context().Err() == nil {
+				fooddelivery.WriteError(w, http.StatusBadGateway, CodePaymentUnconfirmed,
+					"the charge request reached payment and no answer came back ("+err.Error()+"): the card may have been charged")
 				return
 			}
 			fooddelivery.WriteDependencyError(w, r, "payment", err)

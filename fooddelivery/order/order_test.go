@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,10 +28,11 @@ import (
 
 // What the payment service does with a charge, set per test.
 const (
-	paymentOK         int32 = iota
-	paymentHangs            // holds the request until the caller gives up
-	paymentFails            // answers 503 without the don't-retry signal
-	paymentOverloaded       // answers 503 with the don't-retry signal
+	paymentOK          int32 = iota
+	paymentHangs             // holds the request until the caller gives up
+	paymentFails             // answers 503 without the don't-retry signal
+	paymentOverloaded        // answers 503 with the don't-retry signal
+	paymentLosesAnswer       // charges, then drops the connection without answering
 )
 
 // system is the whole food-delivery back end on one in-memory network:
@@ -122,6 +124,9 @@ func (s *system) paymentFault(_, _ string, next http.Handler) http.Handler {
 		case paymentOverloaded:
 			w.Header().Set(fooddelivery.HeaderDontRetry, "1")
 			fooddelivery.WriteError(w, http.StatusServiceUnavailable, "overloaded", "payment is at its concurrency limit")
+		case paymentLosesAnswer:
+			next.ServeHTTP(httptest.NewRecorder(), r)
+			panic(http.ErrAbortHandler)
 		default:
 			next.ServeHTTP(w, r)
 		}
@@ -379,6 +384,34 @@ func TestPaymentOutagesReachTheCallerWithTheirMeaning(t *testing.T) {
 			})
 		})
 	}
+}
+
+func TestPaymentAnswerLostAfterChargingIsUnconfirmed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := start(t, options{})
+		s.paymentMode.Store(paymentLosesAnswer)
+
+		_, err := s.orders.PlaceOrder(t.Context(), "alice", pizza)
+
+		require.ErrorIs(t, err, fooddelivery.ErrUnavailable, "no answer from payment")
+		ce := callError(t, err)
+		assert.Equal(t, http.StatusBadGateway, ce.Status, "order service status")
+		assert.Equal(t, order.CodePaymentUnconfirmed, ce.Code, "the charge was sent and its answer lost: unconfirmed")
+		assert.Equal(t, 1, s.ledger.Total(), "payment did charge")
+	})
+}
+
+func TestPaymentRefusingConnectionsIsUnavailable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := start(t, options{})
+		s.net.SetConnectFault("payment", memnet.Refused)
+
+		_, err := s.orders.PlaceOrder(t.Context(), "alice", pizza)
+
+		require.ErrorIs(t, err, fooddelivery.ErrUnavailable, "payment unreachable")
+		assert.Equal(t, "payment_unavailable", callError(t, err).Code, "nothing was sent: plainly unavailable")
+		assert.Equal(t, 0, s.ledger.Total(), "nothing charged")
+	})
 }
 
 func TestPaymentHangingPastTheCallersDeadlineIsATimeout(t *testing.T) {

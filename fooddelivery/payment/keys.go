@@ -181,6 +181,12 @@ func (r *recorder) WriteHeader(status int) {
 	}
 }
 
+// ProcessorTimeout is the deadline the payment service gives every call to
+// the card processor: a call still running then is abandoned and answered
+// 504 "processor_timeout", and nothing is charged after it. It is the
+// longest a charge may run between a KeyStore's Begin and its Finish.
+const ProcessorTimeout = 30 * time.Second
+
 // Processor models the card processor behind the payment service (lab
 // 08): how long it takes to charge, outages during which it fails without
 // charging, and how many requests reached it. A nil *Processor is a
@@ -189,7 +195,8 @@ type Processor struct {
 	// Latency is how long each call to the processor takes before the
 	// charge is executed: the window between reserving an idempotency key
 	// and storing the outcome. Set it before the system starts. Zero means
-	// no delay.
+	// no delay; ProcessorTimeout or more is a processor that hangs: the
+	// call is cut at ProcessorTimeout and charges nothing.
 	Latency time.Duration
 
 	mu       sync.Mutex
@@ -221,6 +228,12 @@ func (p *Processor) wrap(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.calls.Add(1)
+		if p.Latency >= ProcessorTimeout {
+			time.Sleep(ProcessorTimeout)
+			fooddelivery.WriteError(w, http.StatusGatewayTimeout, "processor_timeout",
+				"the card processor did not answer within "+ProcessorTimeout.String()+"; nothing was charged")
+			return
+		}
 		if p.Latency > 0 {
 			// The card network does not stop when our caller hangs up.
 			time.Sleep(p.Latency)

@@ -230,3 +230,19 @@ func TestKeyedClientNeverSendsAMalformedKey(t *testing.T) {
 		assert.Equal(t, int64(1), edge.Attempts.Load(), "and it is not retried")
 	})
 }
+
+func TestHungProcessorIsCutAtItsDeadlineAndChargesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ledger := payment.NewLedger()
+		proc := &payment.Processor{Latency: time.Hour}
+		h := payment.New(payment.Deps{Instance: fooddelivery.NewInstance("payment", 0, nil), Ledger: ledger,
+			Keys: &memoStore{}, Processor: proc})
+		req := fooddelivery.ChargeRequest{OrderID: "o1", AmountCents: 100, Card: "tok_visa"}
+		start := time.Now()
+		w := post(h, "k1", req)
+		assert.Equal(t, http.StatusGatewayTimeout, w.Code, "a processor that hangs is cut at its deadline")
+		assert.Equal(t, payment.ProcessorTimeout, time.Since(start), "the call ends at ProcessorTimeout")
+		assert.Zero(t, ledger.Total(), "a call cut at the deadline charges nothing")
+		assert.Equal(t, int64(1), proc.Calls(), "the call reached the processor")
+	})
+}

@@ -27,13 +27,23 @@ func TestStep5CheckoutFailsFastAndClearly(t *testing.T) {
 		fault          faults.Fault
 		want           string // the code, and why it is that one
 		why            string
+		charged        int // charges the scenario makes before the answer is lost
 	}{
 		{"payment hangs", "payment", chargesRoute, hangs.fault, gateway.CodeNotConfirmed,
-			"the gateway stopped waiting (fooddelivery.ErrTimeout), so it cannot know whether the card was charged"},
+			"the gateway stopped waiting (fooddelivery.ErrTimeout), so it cannot know whether the card was charged", 0},
 		{"payment refuses connections", "payment", "", faults.Fault{Connect: memnet.Refused}, gateway.CodeNotCharged,
-			"the order service answered that payment was unavailable (fooddelivery.ErrUnavailable): no charge was made"},
+			"the order service answered that payment was unavailable (fooddelivery.ErrUnavailable, code payment_unavailable): " +
+				"it could not connect, so no charge was made", 0},
 		{"the menu service hangs, so prices cannot be confirmed", "menu", menuRoute, hangs.fault, gateway.CodeNotConfirmed,
-			"the gateway stopped waiting (fooddelivery.ErrTimeout); from where it stands the order's fate is unknown"},
+			"the gateway stopped waiting (fooddelivery.ErrTimeout); from where it stands the order's fate is unknown", 0},
+		{"payment charges the card, then its answer to the order service is lost", "payment", chargesRoute,
+			faults.Fault{LoseResponse: true}, gateway.CodeNotConfirmed,
+			"the order service answered 502 with code order.CodePaymentUnconfirmed: it sent the charge and got no answer, " +
+				"so the card may have been charged; NOT_CHARGED only when nothing can have been charged", 1},
+		{"the order service charges the card, then its answer to the gateway is lost", "order", ordersRoute,
+			faults.Fault{LoseResponse: true}, gateway.CodeNotConfirmed,
+			"the gateway sent the order and got no answer at all (fooddelivery.ErrUnavailable without a status, " +
+				"not a refused connection: fooddelivery.Unsent is false), so the order may have gone through", 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -43,10 +53,15 @@ func TestStep5CheckoutFailsFastAndClearly(t *testing.T) {
 
 				resp, p, took := l.placeOrder(t, 5, alice, "tok_visa")
 				require.Nil(t, p.PlaceOrder, "step 5: %s, so no order can be placed", c.name)
-				if code := codeAt(resp, "placeOrder"); took > checkoutLimit || code != c.want {
+				code := codeAt(resp, "placeOrder")
+				if took > checkoutLimit {
 					t.Fatalf("step 5: %s; placeOrder answered after %v with code %s. A customer at checkout needs a fast, "+
 						"clear answer within %v: bound the call with fallback.CheckoutBudget and answer code %s: %s.",
 						c.name, took, code, checkoutLimit, c.want, c.why)
+				}
+				if code != c.want {
+					t.Fatalf("step 5: %s; placeOrder answered after %v with code %s, and payment executed %d charges; "+
+						"want code %s: %s.", c.name, took, code, l.sys.Ledger.Total(), c.want, c.why)
 				}
 				msg := strings.ToLower(resp.ErrorAt("placeOrder").Message)
 				for _, words := range mustSay[c.want] {
@@ -56,7 +71,10 @@ func TestStep5CheckoutFailsFastAndClearly(t *testing.T) {
 							c.name, c.want, firstWords(msg, 80), words, c.want, strings.Join(quoted(mustSay[c.want]), ", "))
 					}
 				}
-				require.Zero(t, l.sys.Ledger.Total(), "step 5: %s: nothing may be charged", c.name)
+				if charges := l.sys.Ledger.Total(); charges != c.charged {
+					t.Fatalf("step 5: %s; payment executed %d charges, want %d: the checkout wrapper must not charge "+
+						"(nor retry a charge) on its own.", c.name, charges, c.charged)
+				}
 			})
 		})
 	}
@@ -65,10 +83,12 @@ func TestStep5CheckoutFailsFastAndClearly(t *testing.T) {
 func TestStep5DeclinedCardIsNotAnOutage(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 5}, func(t *testing.T) {
 		l := start(t)
-		resp, _, _ := l.placeOrder(t, 5, alice, "tok_declined")
+		resp, _, took := l.placeOrder(t, 5, alice, "tok_declined")
 		if code := codeAt(resp, "placeOrder"); code != gateway.CodeBadRequest {
-			t.Fatalf("step 5: a declined card came back with code %s; want %s, the payment service's own verdict. "+
-				"\"Try again later\" is for outages; a declined card needs another card.", code, gateway.CodeBadRequest)
+			t.Fatalf("step 5: a declined card came back after %v with code %s (payment executed %d charges, "+
+				"%d requests reached it); want %s, the payment service's own verdict. "+
+				"\"Try again later\" is for outages; a declined card needs another card.",
+				took, code, l.sys.Ledger.Total(), l.received("payment", chargesRoute), gateway.CodeBadRequest)
 		}
 	})
 }

@@ -39,17 +39,19 @@ func TestStep8GameDayForcesEveryFallback(t *testing.T) {
 			problems = append(problems, fmt.Sprintf("placeOrder: code %s, want %s", code, gateway.CodeNotCharged))
 		}
 		var called []string
+		calls := int64(0)
 		for dep, n := range l.calls() {
 			if d := n - before[dep]; d > 0 {
+				calls += d
 				called = append(called, fmt.Sprintf("%s %d time%s", dep, d, map[bool]string{true: "s"}[d > 1]))
 			}
 		}
 		slices.Sort(called)
 		if len(problems) > 0 || len(called) > 0 {
-			t.Fatalf("step 8: the game-day switch forced every fallback on a healthy system. Fallbacks that did not answer: "+
-				"%s. Calls the gateway still made: %s.\nEach wrapper must check gameDay.Forced(its feature) first and, when "+
+			t.Fatalf("step 8: the game-day switch forced every fallback on a healthy system. %d fallbacks did not answer: "+
+				"%s. The gateway still made %d calls: %s.\nEach wrapper must check gameDay.Forced(its feature) first and, when "+
 				"forced, answer from its fallback exactly as if the dependency were down, without calling it (the review "+
-				"publisher too: it waits while reviews are forced): that is how you learn before an incident that the fallback works.", orNone(firstFew(problems)), orNone(strings.Join(called, ", ")))
+				"publisher too: it waits while reviews are forced): that is how you learn before an incident that the fallback works.", len(problems), orNone(firstFew(problems)), calls, orNone(strings.Join(called, ", ")))
 		}
 
 		l.gameDay.Release()

@@ -118,6 +118,30 @@ func (s *keySpy) Begin(key string, req fooddelivery.ChargeRequest) (*payment.Out
 
 func (s *keySpy) Finish(string, payment.Outcome) {}
 
+// distinct returns how many different keys orderID's requests carried, and
+// how many requests there were.
+func (s *keySpy) distinct(orderID string) (keys, requests int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[string]bool{}
+	for _, k := range s.keys[orderID] {
+		seen[k] = true
+	}
+	return len(seen), len(s.keys[orderID])
+}
+
+// keyRecorder is the key store under test with a keySpy in front: it
+// records the key of every request, then passes it on.
+type keyRecorder struct {
+	payment.KeyStore
+	spy keySpy
+}
+
+func (r *keyRecorder) Begin(key string, req fooddelivery.ChargeRequest) (*payment.Outcome, error) {
+	r.spy.Begin(key, req)
+	return r.KeyStore.Begin(key, req)
+}
+
 // heapAlloc returns the bytes of live heap objects after a full garbage
 // collection.
 func heapAlloc() uint64 {

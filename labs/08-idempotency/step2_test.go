@@ -47,28 +47,35 @@ func TestStep2LostResponseIsReplayed(t *testing.T) {
 func TestStep2OrdersChargedOnceDespiteLostResponses(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
 		const orders = 20
-		sys := startKeyed(t, idempotency.NewKeyStore(), nil)
+		keys := &keyRecorder{KeyStore: idempotency.NewKeyStore()}
+		sys := startKeyed(t, keys, nil)
 		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{LoseResponse: true, Probability: 0.3}))
 		failed := placeOrders(sys, "step2", orders)
 
 		lost := sys.Faults.Applied("payment", "POST /charges")
-		double, uncharged, example := 0, 0, ""
+		double, uncharged, example, why := 0, 0, "", ""
 		for _, o := range sys.Store.Orders() {
 			switch n := sys.Ledger.ChargesFor(o.ID); {
 			case n > 1:
 				double++
 				if example == "" {
-					example = fmt.Sprintf("%s was charged %d times", o.ID, n)
+					distinct, requests := keys.spy.distinct(o.ID)
+					example = fmt.Sprintf("%s was charged %d times; its %d requests to payment carried %s",
+						o.ID, n, requests, count(distinct, "key", "different keys"))
+					why = " One key for every attempt is step 1; with it, Finish must store the outcome and Begin replay it."
+					if distinct > 1 {
+						why = " Keys that differ between the attempts of one order are a step 1 bug: ChargeKey must depend on the order only."
+					}
 				}
 			case n == 0 && o.Status == fooddelivery.OrderPlaced:
 				uncharged++
 			}
 		}
 		if double > 0 || uncharged > 0 {
-			t.Fatalf("step 2: payment lost %d responses after charging, and the order service retried with the same key; "+
+			t.Fatalf("step 2: payment lost %d responses after charging, and the order service retried; "+
 				"%d of %d orders were charged more than once (%s) and %s never charged. "+
-				"Every order must be charged exactly once.", lost, double, orders, example,
-				count(uncharged, "placed order was", "placed orders were"))
+				"Every order must be charged exactly once.%s", lost, double, orders, example,
+				count(uncharged, "placed order was", "placed orders were"), why)
 		}
 		require.NotZero(t, lost, "step 2: no response was lost; the scenario needs lost responses")
 		require.LessOrEqual(t, failed, 1, "step 2: %d of %d orders failed; with 4 attempts and 30%% lost responses almost all succeed", failed, orders)

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -117,5 +119,68 @@ func TestStep3ConcurrentDuplicatesChargeOnce(t *testing.T) {
 		ch, err := payer(sys).ChargeWithKey(context.Background(), req, key, 2)
 		require.NoError(t, err, "step 3: once the first request finished, a retry with the same key gets its stored answer")
 		require.Equal(t, sys.Ledger.Charges()[0].ID, ch.ID, "step 3: the retry after completion is a replay of the one charge")
+	})
+}
+
+// TestStep3SimultaneousBeginsReserveOnce calls Begin itself, from many
+// goroutines at once, all on the same new key until one of them reserves
+// it, then all on the next. Of the Begins of one key exactly one may get
+// nil, nil (the reservation); the others must find it. A store that looks
+// the key up under its lock, lets go, and takes the lock again to reserve
+// leaves a gap between the two in which another Begin finds the key absent
+// too. The gap lasts nanoseconds, and a goroutine waiting on a mutex is not
+// durably blocked (synctest cannot line the Begins up), so the test repeats
+// the race for many keys, with more processors than cores so that the
+// operating system, too, interrupts Begins between the two.
+func TestStep3SimultaneousBeginsReserveOnce(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		const keys, racers, perStore = 400000, 16, 10000
+		req := fooddelivery.ChargeRequest{OrderID: "ord-race", AmountCents: 2400, Card: "tok_visa"}
+		names := make([]string, keys)
+		for i := range names {
+			names[i] = fmt.Sprint("test/charge/ord-race-", i)
+		}
+		// Every racer works on the current key until one of them reserves
+		// it and moves all of them on to the next, so each key is contended.
+		// A new store every perStore keys keeps the memory small.
+		reserved := make([]atomic.Int32, keys)
+		stores := make([]*idempotency.KeyStore, keys/perStore)
+		for i := range stores {
+			stores[i] = idempotency.NewKeyStore()
+		}
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+		var current atomic.Int64
+		var wg sync.WaitGroup
+		for range racers {
+			wg.Go(func() {
+				for {
+					i := current.Load()
+					if i >= keys {
+						return
+					}
+					if o, err := stores[i/perStore].Begin(names[i], req); o == nil && err == nil {
+						reserved[i].Add(1)
+						current.CompareAndSwap(i, i+1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		doubled, example := 0, -1
+		for i := range reserved {
+			if reserved[i].Load() > 1 {
+				doubled++
+				if example < 0 {
+					example = i
+				}
+			}
+		}
+		if doubled > 0 {
+			t.Fatalf("step 3: %d goroutines called Begin for each of %d new keys at the same time; for %d of the keys "+
+				"more than one Begin got nil, nil (key %q: %d of them, and each would charge the card). Exactly one may "+
+				"reserve a key: look it up and reserve it in one critical section, without unlocking in between; "+
+				"the others get payment.ErrKeyInFlight.",
+				racers, keys, doubled, names[example], reserved[example].Load())
+		}
 	})
 }

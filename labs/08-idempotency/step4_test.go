@@ -3,6 +3,7 @@ package idempotency_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"runtime"
@@ -62,7 +63,9 @@ func TestStep4KeysLiveForThePublishedTime(t *testing.T) {
 
 func TestStep4ExpiryCountsFromFinish(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 4, Watchdog: idempotency.KeyTTL + 2*time.Hour}, func(t *testing.T) {
-		const slow = time.Hour // a charge stuck at the processor between Begin and Finish
+		// The slowest charge there can be: its processor call ran until the
+		// processor's deadline, between Begin and Finish.
+		const slow = payment.ProcessorTimeout
 		store := idempotency.NewKeyStore()
 		const key = "test/charge/ord-slow"
 		req := fooddelivery.ChargeRequest{OrderID: "ord-slow", AmountCents: 2400, Card: "tok_visa"}
@@ -78,12 +81,12 @@ func TestStep4ExpiryCountsFromFinish(t *testing.T) {
 		}
 		time.Sleep(slow)
 		store.Finish(key, payment.Outcome{Status: http.StatusCreated, Body: []byte(`{"id":"ch_1"}`)})
-		time.Sleep(idempotency.KeyTTL - time.Minute)
+		time.Sleep(idempotency.KeyTTL - time.Second)
 		if o, err := store.Begin(key, req); o == nil || err != nil {
-			t.Fatalf("step 4: a charge took %v between Begin and Finish; %v after its Finish, within KeyTTL = %v, "+
+			t.Fatalf("step 4: a charge took %v (the processor's deadline) between Begin and Finish; %v after its Finish, within KeyTTL = %v, "+
 				"the retry's Begin returned %s instead of the stored outcome, so the card would be charged again. "+
 				"KeyTTL counts from Finish, when the outcome was stored, not from Begin.",
-				slow, idempotency.KeyTTL-time.Minute, idempotency.KeyTTL, begun(o, err))
+				slow, idempotency.KeyTTL-time.Second, idempotency.KeyTTL, begun(o, err))
 		}
 	})
 }
@@ -129,6 +132,51 @@ func TestStep4ExpiredKeysAreForgotten(t *testing.T) {
 		case n == 0:
 			t.Fatalf("step 4: the key test/charge/mem-new is reserved (Begin let its charge run, Finish not called yet) " +
 				"and Len reports 0. Len counts every key the store holds: reserved ones too.")
+		}
+	})
+}
+
+// TestStep4AbandonedReservationExpires reserves a key with Begin and never
+// calls Finish, as when the payment instance crashed or hung mid-charge.
+// The key stays in flight for longer than any charge may run (a call to
+// the processor is cut at payment.ProcessorTimeout), so a retry cannot
+// charge beside a late first attempt; then the lock times out, and by
+// twice that deadline the key is free and no longer counted.
+func TestStep4AbandonedReservationExpires(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		store := idempotency.NewKeyStore()
+		const key = "test/charge/ord-hung"
+		req := fooddelivery.ChargeRequest{OrderID: "ord-hung", AmountCents: 2400, Card: "tok_visa"}
+		if o, err := store.Begin(key, req); o != nil || err != nil {
+			t.Fatalf("step 4: Begin with the fresh key %q returned %s; nil, nil lets the charge run", key, begun(o, err))
+		}
+		start := time.Now()
+		for _, at := range []time.Duration{time.Second, payment.ProcessorTimeout / 2, payment.ProcessorTimeout} {
+			time.Sleep(at - time.Since(start))
+			if o, err := store.Begin(key, req); !errors.Is(err, payment.ErrKeyInFlight) {
+				t.Fatalf("step 4: key %q was reserved %v ago by a charge that has not finished, and a charge may run "+
+					"until the processor's deadline payment.ProcessorTimeout = %v; a retry now got %s. Until that "+
+					"deadline has passed the first attempt may still charge: answer payment.ErrKeyInFlight (409), "+
+					"and give the reservation a lock timeout longer than payment.ProcessorTimeout.",
+					key, at, payment.ProcessorTimeout, begun(o, err))
+			}
+			if n := store.Len(); n != 1 {
+				t.Fatalf("step 4: key %q was reserved %v ago and is still in flight; Len reports %d keys, want 1: "+
+					"a reserved key counts.", key, at, n)
+			}
+		}
+		freeBy := 2 * payment.ProcessorTimeout
+		time.Sleep(freeBy - time.Since(start))
+		if n := store.Len(); n != 0 {
+			t.Fatalf("step 4: key %q was reserved %v ago by a charge that never finished (Finish was never called; "+
+				"the processor's deadline is %v); Len still reports %d keys. A reservation that never finishes must "+
+				"not hold its key forever: give it a lock timeout longer than payment.ProcessorTimeout and at most "+
+				"twice it, and drop it when it runs out.", key, freeBy, payment.ProcessorTimeout, n)
+		}
+		if o, err := store.Begin(key, req); o != nil || err != nil {
+			t.Fatalf("step 4: key %q was reserved %v ago by a charge that never finished (the processor's deadline "+
+				"is %v); a retry now got %s. Once the lock has timed out the key is free: nil, nil lets the retry "+
+				"charge (the first attempt cannot still be running).", key, freeBy, payment.ProcessorTimeout, begun(o, err))
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/gateway"
+	"github.com/gophereats/resilience/fooddelivery/order"
 )
 
 // PublishEvery is how often deferred reviews are offered to the review
@@ -104,11 +105,9 @@ func (q *reviewQueue) stop() {
 // checkout gives placing an order a budget and turns an outage behind it
 // (the order service, or the menu or payment service it calls) into a
 // fast, clear answer. What it may tell the customer depends on what it
-// knows: when the call was never made (game day) or a service answered
-// that it could not do the work, the order was not placed and nothing was
-// charged (NOT_CHARGED); when someone stopped waiting (ErrTimeout: our
-// budget ran out, or the order service's own payment call timed out), the
-// order may still have gone through (NOT_CONFIRMED). See NOTES.md.
+// knows: only when it is certain nothing was charged (notCharged) does it
+// say so (NOT_CHARGED); whenever the charge may have happened, it says the
+// order could not be confirmed (NOT_CONFIRMED). See NOTES.md.
 type checkout struct {
 	next    fooddelivery.OrderService
 	gameDay *fooddelivery.GameDay
@@ -126,10 +125,29 @@ func (c checkout) PlaceOrder(ctx context.Context, user string, in fooddelivery.P
 	if !fallBack(ctx, err) {
 		return o, err // placed, or the order service's own verdict (a declined card, an unknown dish)
 	}
-	if errors.Is(err, fooddelivery.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
+	if !notCharged(err) {
 		return fooddelivery.Order{}, &gateway.FallbackError{Code: gateway.CodeNotConfirmed, Err: err, Message: notConfirmedMessage}
 	}
 	return fooddelivery.Order{}, &gateway.FallbackError{Code: gateway.CodeNotCharged, Err: err, Message: notChargedMessage}
+}
+
+// notCharged reports whether a failed checkout certainly charged nothing:
+// the request never reached the order service (game day, a refused
+// connection: fooddelivery.Unsent), or the order service answered with an
+// outage it did not get past before charging. No answer at all (a reset,
+// an EOF), a timeout (ours, or the order service's payment call), and the
+// order service's order.CodePaymentUnconfirmed (payment's answer was lost
+// after the charge was sent) all leave the charge possible.
+func notCharged(err error) bool {
+	if fooddelivery.Unsent(err) {
+		return true
+	}
+	var ce *fooddelivery.CallError
+	if errors.Is(err, fooddelivery.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
+		!errors.As(err, &ce) || ce.Status == 0 {
+		return false
+	}
+	return ce.Code != order.CodePaymentUnconfirmed
 }
 
 func (c checkout) Order(ctx context.Context, id string) (fooddelivery.Order, error) {

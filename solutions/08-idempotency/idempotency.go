@@ -22,6 +22,17 @@ import (
 // than this.
 const KeyTTL = 24 * time.Hour
 
+// LockTimeout is how long a reservation holds its key when its charge never
+// finishes (the payment instance crashed or hung between Begin and
+// Finish): then the key is forgotten and a retry may run. It must be longer
+// than the longest a charge may run, payment.ProcessorTimeout, the
+// processor call's own deadline: by the time the lock expires the first
+// attempt has certainly charged and finished, or given up without
+// charging, so a retry can never charge beside a late first attempt.
+// Twice that deadline leaves the margin and still frees the key within a
+// minute.
+const LockTimeout = 2 * payment.ProcessorTimeout
+
 // ChargeKey returns the Idempotency-Key that the order service sends with
 // attempt a of charging an order. It depends on the order id only, so
 // every retry of one order carries the same key and two orders never share
@@ -42,12 +53,16 @@ type KeyStore struct {
 	// completion time plus the constant KeyTTL, and time only moves on, so
 	// appending keeps it sorted and expired keys are always at the front.
 	expiring []expiry
+	// locks lists reserved keys in the order their LockTimeout runs out
+	// (sorted for the same reason).
+	locks []expiry
 }
 
 type entry struct {
 	req     fooddelivery.ChargeRequest
 	outcome *payment.Outcome // nil while the first request is in flight
 	expires time.Time        // zero while in flight
+	locked  time.Time        // while in flight: when the reservation times out
 }
 
 type expiry struct {
@@ -65,7 +80,8 @@ func NewKeyStore() *KeyStore { return &KeyStore{entries: map[string]*entry{}} }
 // outcome (nil error) when that request completed. nil, nil means the key
 // is now reserved: run the charge, then call Finish. Checking and
 // reserving happen under one lock, so of two concurrent Begins with a new
-// key exactly one proceeds.
+// key exactly one proceeds. A reservation whose Finish never comes frees
+// its key after LockTimeout.
 func (s *KeyStore) Begin(key string, req fooddelivery.ChargeRequest) (*payment.Outcome, error) {
 	if key == "" {
 		return nil, payment.ErrKeyMissing
@@ -76,7 +92,8 @@ func (s *KeyStore) Begin(key string, req fooddelivery.ChargeRequest) (*payment.O
 	e, ok := s.entries[key]
 	switch {
 	case !ok:
-		s.entries[key] = &entry{req: req}
+		s.entries[key] = &entry{req: req, locked: time.Now().Add(LockTimeout)}
+		s.locks = append(s.locks, expiry{key: key, at: s.entries[key].locked})
 		return nil, nil
 	case e.req != req:
 		return nil, payment.ErrKeyMismatch
@@ -108,8 +125,8 @@ func (s *KeyStore) Finish(key string, o payment.Outcome) {
 	s.expiring = append(s.expiring, expiry{key: key, at: e.expires})
 }
 
-// Len returns how many keys the store holds (in flight or completed and
-// not yet expired).
+// Len returns how many keys the store holds (in flight within LockTimeout,
+// or completed and not yet expired).
 func (s *KeyStore) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -117,9 +134,18 @@ func (s *KeyStore) Len() int {
 	return len(s.entries)
 }
 
-// expireLocked forgets the keys whose time is up: O(1) per expired key.
-// The caller holds s.mu.
+// expireLocked forgets the keys whose time is up, and the reservations
+// whose lock timed out: O(1) per expired key. The caller holds s.mu.
 func (s *KeyStore) expireLocked(now time.Time) {
+	l := 0
+	for ; l < len(s.locks) && !now.Before(s.locks[l].at); l++ {
+		x := s.locks[l]
+		// The key may have finished, or been released and reserved again.
+		if e, ok := s.entries[x.key]; ok && e.outcome == nil && e.locked.Equal(x.at) {
+			delete(s.entries, x.key)
+		}
+	}
+	s.locks = s.locks[l:]
 	n := 0
 	for ; n < len(s.expiring) && !now.Before(s.expiring[n].at); n++ {
 		x := s.expiring[n]
