@@ -228,3 +228,56 @@ func TestStep4StateIsReadUnderTheLock(t *testing.T) {
 		}
 	})
 }
+
+// panics calls cb.Do with a call that panics, and reports whether the
+// panic reached the caller.
+func panics(cb *breaker.CircuitBreaker) (propagated bool) {
+	defer func() { propagated = recover() != nil }()
+	cb.Do(context.Background(), func(context.Context) error { panic("bug in the payment client's decoder") })
+	return false
+}
+
+func TestStep4APanickingCallStillEnds(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		// Closed: a call that panics has ended, and it failed.
+		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet})
+		propagated := 0
+		for range 5 {
+			if panics(cb) {
+				propagated++
+			}
+		}
+		if s := cb.State(); propagated != 5 || s != breaker.Open {
+			t.Errorf("step 4: 5 calls of a closed breaker panicked; %d of the 5 panics reached the caller and the breaker is %v. "+
+				"A call that panics has failed: record its outcome in a deferred function (set the outcome to failure "+
+				"before calling, and to what the call returned after), and let the panic go on.", propagated, s)
+		}
+
+		// Half-open: the panicking call is the only trial.
+		cb = breaker.New(breaker.Settings{Name: "test", Logger: quiet})
+		fail(cb, 5)
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 4: 5 calls failed in a row and the breaker is %v; it must be open before this test can "+
+				"look at half-open. Finish step 1 first.", s)
+		}
+		time.Sleep(openFor)
+		p := panics(cb)
+		stateAfter := cb.State()
+		time.Sleep(openFor)
+		called, err := succeed(cb)
+		if !p || !called {
+			t.Fatalf("step 4: the only trial call of a half-open breaker panicked (the panic reached its caller: %v), and "+
+				"the breaker was then %v; %v later a call was refused without calling (error: %v). A trial that panics "+
+				"has ended: it must free its trial slot (record the outcome with defer), or the breaker stays half-open, "+
+				"refusing every call, until the process restarts.", p, stateAfter, openFor, err)
+		}
+		if stateAfter != breaker.Open {
+			t.Fatalf("step 4: the only trial call of a half-open breaker panicked and the breaker is then %v; a trial "+
+				"that panics failed: the breaker opens again for %v.", stateAfter, openFor)
+		}
+		if s := cb.State(); err != nil || s != breaker.Closed {
+			t.Fatalf("step 4: %v after a trial panicked, the next trial succeeded; Do returned %v and the breaker is %v. "+
+				"A successful trial closes it.", openFor, err, s)
+		}
+	})
+}
