@@ -20,10 +20,9 @@ func TestStep4HalfOpenAdmitsOnlyAFewTrials(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
 		const trials, customers = 2, 20
 		sys, cb := start(t, breaker.Settings{HalfOpenCalls: trials})
-		trip(t, sys, 5)
-		if s := cb.State(); s != breaker.Open {
-			t.Fatalf("step 4: payment failed 5 times in a row and the breaker is %v; it must be open before this test can "+
-				"look at half-open. Finish step 1 first.", s)
+		if n, s := trip(t, sys, 5), cb.State(); s != breaker.Open {
+			t.Fatalf("step 4: 5 orders were placed while payment answered 503; %d of their charges reached payment and the "+
+				"breaker is %v; it must be open before this test can look at half-open. Finish step 1 first.", n, s)
 		}
 		time.Sleep(openFor)
 		setPayment(t, sys, faults.Fault{Latency: 500 * time.Millisecond}) // recovered, still warming up
@@ -64,12 +63,13 @@ func TestStep4RefusedTrialsWrapErrCircuitOpen(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
 		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet})
 		boom := fmt.Errorf("payment: %w", fooddelivery.ErrUnavailable)
+		admitted := 0
 		for range 5 {
-			cb.Do(context.Background(), func(context.Context) error { return boom })
+			cb.Do(context.Background(), func(context.Context) error { admitted++; return boom })
 		}
 		if s := cb.State(); s != breaker.Open {
-			t.Fatalf("step 4: 5 calls failed in a row and the breaker is %v; it must be open before this test can "+
-				"look at half-open. Finish step 1 first.", s)
+			t.Fatalf("step 4: 5 calls were made through a closed breaker, %d of them admitted, each failing with ErrUnavailable, "+
+				"and the breaker is %v; it must be open before this test can look at half-open. Finish step 1 first.", admitted, s)
 		}
 		time.Sleep(openFor)
 
@@ -124,12 +124,13 @@ func TestStep4LateCallsDoNotTakeTrialSlots(t *testing.T) {
 			})
 		}()
 		<-lateStarted
+		admitted := 0
 		for range 5 {
-			cb.Do(context.Background(), func(context.Context) error { return boom })
+			cb.Do(context.Background(), func(context.Context) error { admitted++; return boom })
 		}
 		if s := cb.State(); s != breaker.Open {
-			t.Fatalf("step 4: 5 calls failed in a row and the breaker is %v; it must be open before this test can "+
-				"look at half-open. Finish step 1 first.", s)
+			t.Fatalf("step 4: 5 calls were made through a closed breaker, %d of them admitted, each failing with ErrUnavailable, "+
+				"and the breaker is %v; it must be open before this test can look at half-open. Finish step 1 first.", admitted, s)
 		}
 		time.Sleep(shortOpen) // half-open now: 2 trials start and take 1 s
 		var trialsDone sync.WaitGroup
@@ -177,10 +178,9 @@ func TestStep4LateCallsDoNotTakeTrialSlots(t *testing.T) {
 func TestStep4ClosesOnlyWhenEveryTrialSucceeded(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
 		cb := breaker.New(breaker.Settings{Name: "test", HalfOpenCalls: 2, Logger: quiet})
-		fail(cb, 5)
-		if s := cb.State(); s != breaker.Open {
-			t.Fatalf("step 4: 5 calls failed in a row and the breaker is %v; it must be open before this test can "+
-				"look at half-open. Finish step 1 first.", s)
+		if n, s := fail(cb, 5), cb.State(); s != breaker.Open {
+			t.Fatalf("step 4: 5 calls were made through a new breaker, %d of them admitted, each failing with ErrUnavailable, "+
+				"and the breaker is %v; it must be open before this test can look at half-open. Finish step 1 first.", n, s)
 		}
 		time.Sleep(openFor)
 		succeed(cb)
@@ -255,10 +255,9 @@ func TestStep4APanickingCallStillEnds(t *testing.T) {
 
 		// Half-open: the panicking call is the only trial.
 		cb = breaker.New(breaker.Settings{Name: "test", Logger: quiet})
-		fail(cb, 5)
-		if s := cb.State(); s != breaker.Open {
-			t.Fatalf("step 4: 5 calls failed in a row and the breaker is %v; it must be open before this test can "+
-				"look at half-open. Finish step 1 first.", s)
+		if n, s := fail(cb, 5), cb.State(); s != breaker.Open {
+			t.Fatalf("step 4: 5 calls were made through a new breaker, %d of them admitted, each failing with ErrUnavailable, "+
+				"and the breaker is %v; it must be open before this test can look at half-open. Finish step 1 first.", n, s)
 		}
 		time.Sleep(openFor)
 		p := panics(cb)
