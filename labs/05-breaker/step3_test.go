@@ -183,9 +183,10 @@ func TestStep3AnAbandonedTrialDecidesNothing(t *testing.T) {
 		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet})
 		abandonTrial(t, 3, cb)
 		if s := cb.State(); s != breaker.HalfOpen {
-			t.Fatalf("step 3: the breaker was half-open and its trial call's caller gave up (ctx cancelled) before payment "+
-				"answered; the breaker is now %v. An abandoned call says nothing about payment, a trial no more than any "+
-				"other: it must neither close the breaker (a success) nor open it again (a failure). It stays half-open.", s)
+			t.Fatalf("step 3: 5 failures opened the breaker and %v later it was half-open; its trial call's caller gave up "+
+				"(ctx cancelled) before payment answered, and the breaker is now %v. An abandoned call says nothing about "+
+				"payment, a trial no more than any other: it must neither close the breaker (a success) nor open it again "+
+				"(a failure). It stays half-open.", openFor, s)
 		}
 	})
 }
