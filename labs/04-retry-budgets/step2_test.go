@@ -2,6 +2,7 @@ package retrybudgets_test
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -270,6 +271,49 @@ func TestStep2BudgetProtectsPayment(t *testing.T) {
 				"One budget for the whole payment client, shared by every call: a budget made per call has no memory. "+
 				"And one layer using it: when more than one layer calls Request on the same budget, each checkout earns its retries more than once.",
 				n, payments, float64(payments)/n, 100*ratio, minPerSecond, saved, allowed, allowed/n)
+		}
+	})
+}
+
+// TestStep2BadConfigurationPanics: a budget that can never allow a retry,
+// or allows a nonsensical number, is refused when it is made, not found out
+// in an outage.
+func TestStep2BadConfigurationPanics(t *testing.T) {
+	type config struct{ ratio, minPerSecond, max float64 }
+	panicked := func(c config) (msg any) {
+		defer func() { msg = recover() }()
+		retrybudgets.NewRetryBudget(c.ratio, c.minPerSecond, c.max)
+		return nil
+	}
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		bad := []struct {
+			c   config
+			why string
+		}{
+			{config{0.1, 10, 0.5}, "it earns, but a bucket of at most 0.5 tokens never holds the whole token a retry costs"},
+			{config{0.1, 0, 0}, "it earns 0.1 a request, but a bucket of at most 0 tokens never holds one"},
+			{config{0, 10, 0.99}, "time earns 10 tokens a second, but a bucket of at most 0.99 never holds one"},
+			{config{1e-17, 0, 10}, "a ratio of 1e-17 is lost to rounding when added to a count below one token (anything up to 2^-54 is): it never earns a whole token"},
+			{config{0x1p-54, 1, 10}, "a ratio of 2^-54 is lost to rounding when added to a count just below one token"},
+			{config{-0.1, 10, 100}, "a negative ratio"},
+			{config{0.1, -1, 100}, "a negative minimum rate"},
+			{config{0.1, 10, -1}, "a negative max"},
+			{config{math.NaN(), 10, 100}, "a ratio that is not a number"},
+			{config{0.1, 10, math.Inf(1)}, "an infinite max"},
+		}
+		for _, b := range bad {
+			if panicked(b.c) == nil {
+				t.Errorf("step 2: NewRetryBudget(%v, %v, %v) returned a budget; want a panic: %s. A rate that can never earn a "+
+					"whole token, or a value that makes no sense, is an error of the code that wrote it: panic in NewRetryBudget.",
+					b.c.ratio, b.c.minPerSecond, b.c.max, b.why)
+			}
+		}
+		good := []config{{0, 0, 0}, {0, 0, 4}, {0.5, 0, 1}, {0.1, 10, 100}, {1e-9, 0, 1}, {0x1p-53, 0, 1}, {0, 1, 1}}
+		for _, c := range good {
+			if msg := panicked(c); msg != nil {
+				t.Errorf("step 2: NewRetryBudget(%v, %v, %v) panicked (%v); want a budget. It can hold a whole token and earn "+
+					"more (or, with all three zero, is a budget of no retries on purpose).", c.ratio, c.minPerSecond, c.max, msg)
+			}
 		}
 	})
 }
