@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -277,6 +279,53 @@ func TestStep4APanickingCallStillEnds(t *testing.T) {
 		if s := cb.State(); err != nil || s != breaker.Closed {
 			t.Fatalf("step 4: %v after a trial panicked, the next trial succeeded; Do returned %v and the breaker is %v. "+
 				"A successful trial closes it.", openFor, err, s)
+		}
+	})
+}
+
+func TestStep4ConcurrentFailuresAreAllCounted(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		// A lost update needs two goroutines in the same few instructions at
+		// once: the plain run makes a million calls to give it the chance
+		// (and catches a breaker without a mutex in about half the runs on
+		// a busy 2-core machine); the race detector needs only a few.
+		goroutines, each := 8, 125000
+		if raceDetector() {
+			each = 500
+		}
+		failures := goroutines * each
+		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet, ConsecutiveFailures: failures})
+		// All goroutines start at once and fail `each` calls; the last of the
+		// failures is made alone, after them.
+		start := make(chan struct{})
+		var admitted atomic.Int64
+		var wg sync.WaitGroup
+		for g := range goroutines {
+			wg.Go(func() {
+				<-start
+				n := each
+				if g == 0 {
+					n-- // the last failure comes later
+				}
+				for range n {
+					cb.Do(context.Background(), func(context.Context) error { admitted.Add(1); return unavailable })
+				}
+			})
+		}
+		synctest.Wait() // every goroutine waits at the start
+		close(start)
+		wg.Wait()
+		if s := cb.State(); s != breaker.Closed || admitted.Load() != int64(failures-1) {
+			t.Fatalf("step 4: %d goroutines made %d calls at once, %d of them admitted and failed; with Settings.ConsecutiveFailures "+
+				"%d the breaker is %v. It must open at failure %d, not before, and admit every call until then.",
+				goroutines, failures-1, admitted.Load(), failures, s, failures)
+		}
+		last := fail(cb, 1)
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 4: %d goroutines made %d calls at once, each admitted and failed, then %d more failed; with "+
+				"Settings.ConsecutiveFailures %d the breaker is %v. Failures were lost: two goroutines read the same count "+
+				"and both wrote it plus one. Guard every field of the breaker with its mutex, in admission and in recording "+
+				"(go test -race names the field).", goroutines, failures-1, last, failures, s)
 		}
 	})
 }
