@@ -294,7 +294,14 @@ func TestStep4ConcurrentFailuresAreAllCounted(t *testing.T) {
 			each = 500
 		}
 		failures := goroutines * each
-		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet, ConsecutiveFailures: failures})
+		// One goroutine first: the count itself must be right.
+		const alone = 1000
+		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet, ConsecutiveFailures: alone})
+		if n, m, s := fail(cb, alone-1), fail(cb, 1), cb.State(); n+m != alone || s != breaker.Open {
+			t.Fatalf("step 4: one goroutine made %d failing calls, %d of them admitted, through a breaker with "+
+				"Settings.ConsecutiveFailures %d; it is %v. It must open at the last. Finish step 1 first.", alone, n+m, alone, s)
+		}
+		cb = breaker.New(breaker.Settings{Name: "test", Logger: quiet, ConsecutiveFailures: failures})
 		// All goroutines start at once and fail `each` calls; the last of the
 		// failures is made alone, after them.
 		start := make(chan struct{})
@@ -323,9 +330,10 @@ func TestStep4ConcurrentFailuresAreAllCounted(t *testing.T) {
 		last := fail(cb, 1)
 		if s := cb.State(); s != breaker.Open {
 			t.Fatalf("step 4: %d goroutines made %d calls at once, each admitted and failed, then %d more failed; with "+
-				"Settings.ConsecutiveFailures %d the breaker is %v. Failures were lost: two goroutines read the same count "+
-				"and both wrote it plus one. Guard every field of the breaker with its mutex, in admission and in recording "+
-				"(go test -race names the field).", goroutines, failures-1, last, failures, s)
+				"Settings.ConsecutiveFailures %d the breaker is %v. From one goroutine, %d failures open a breaker set to %d; "+
+				"from %d at once, failures were lost: two goroutines read the same count and both wrote it plus one. "+
+				"Guard every field of the breaker with its mutex, in admission and in recording (go test -race names the field).",
+				goroutines, failures-1, last, failures, s, alone, alone, goroutines)
 		}
 	})
 }
