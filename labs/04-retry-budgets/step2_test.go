@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -209,38 +210,63 @@ func TestStep2OnlyRetriesSpendEveryCallEarns(t *testing.T) {
 
 func TestStep2BudgetIsSafeForConcurrentUse(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
-		const (
-			goroutines = 8
-			rounds     = 2000
-			tokens     = 100 // more than goroutines: no TryRetry below may fail
-		)
+		const goroutines = 8
+		// A lost update needs two goroutines in the same few instructions at
+		// once: the plain run gives it 2,000,000 chances (and catches a budget
+		// without a mutex in about 60% of runs on a busy 2-core machine);
+		// the race detector needs only a few.
+		each := 125000
+		if raceDetector() {
+			each = 500
+		}
+		tokens := goroutines * each
 		if got := drain(retrybudgets.NewRetryBudget(1, 0, 3), 1000); got != 3 {
 			t.Fatalf("step 2: a new budget of 3 retries allowed %d; write the token bucket first (TryRetry takes a token, "+
 				"refuses when fewer than 1 is left), then make it safe for concurrent use.", got)
 		}
-		// Each round takes a retry and gives it back with a request (ratio 1),
-		// so the budget must end as it began, with exactly `tokens` retries.
-		budget := retrybudgets.NewRetryBudget(1, 0, tokens)
-		var refused atomic.Int64
-		var wg sync.WaitGroup
-		for range goroutines {
-			wg.Go(func() {
-				for range rounds {
-					if !budget.TryRetry() {
-						refused.Add(1)
+		// together runs f each times on every goroutine, all starting at once.
+		together := func(f func()) {
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for range goroutines {
+				wg.Go(func() {
+					<-start
+					for range each {
+						f()
 					}
-					budget.Request()
-				}
-			})
+				})
+			}
+			synctest.Wait() // every goroutine waits at the start
+			close(start)
+			wg.Wait()
 		}
-		wg.Wait()
-		left := drain(budget, 10*tokens)
-		if left != tokens || refused.Load() != 0 {
-			t.Fatalf("step 2: %d goroutines each took a retry and gave it back (ratio 1) %d times; the budget of %d refused %d "+
-				"retries and ended with %d, want 0 refused and %d left.\n"+
-				"Updates were lost: guard the tokens (and the time of the last update) with a sync.Mutex in Request and TryRetry. "+
-				"go test -race ./labs/04-retry-budgets/ shows where.",
-				goroutines, rounds, tokens, refused.Load(), left, tokens)
+
+		// A full budget of exactly one retry per TryRetry below: every one
+		// succeeds and none is left.
+		budget := retrybudgets.NewRetryBudget(1, 0, float64(tokens))
+		var refused atomic.Int64
+		together(func() {
+			if !budget.TryRetry() {
+				refused.Add(1)
+			}
+		})
+		if left := drain(budget, tokens); left != 0 || refused.Load() != 0 {
+			t.Fatalf("step 2: %d goroutines took %d retries each, at once, from a full budget of %d: %d were refused and %d "+
+				"were still left, want 0 and 0.\n"+
+				"Updates were lost: two goroutines read the same count and both wrote it minus one. Guard the tokens (and "+
+				"the time of the last update) with a sync.Mutex in Request and TryRetry; go test -race shows where.",
+				goroutines, each, tokens, refused.Load(), left)
+		}
+
+		// The spent budget earns them back, one per request (ratio 1), up to
+		// its max: exactly as many as before.
+		together(budget.Request)
+		if got := drain(budget, 2*tokens); got != tokens {
+			t.Fatalf("step 2: %d goroutines made %d requests each, at once, earning 1 retry each for a spent budget of at "+
+				"most %d; it then allowed %d retries, want %d.\n"+
+				"Updates were lost: two goroutines read the same count and both wrote it plus one. Guard the tokens (and "+
+				"the time of the last update) with a sync.Mutex in Request and TryRetry; go test -race shows where.",
+				goroutines, each, tokens, got, tokens)
 		}
 	})
 }
