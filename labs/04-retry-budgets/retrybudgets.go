@@ -27,6 +27,9 @@ type RetryBudget struct {
 // quiet client retry that often whatever its traffic; max bounds how many
 // retries a quiet period can save up.
 func NewRetryBudget(ratio, minPerSecond, max float64) *RetryBudget {
+	// TODO(step 2): panic on a configuration error (README, step 2): a
+	// negative or non-finite value, or a rate that can never earn a whole
+	// token.
 	return &RetryBudget{ratio: ratio, minPerSecond: minPerSecond, max: max}
 }
 

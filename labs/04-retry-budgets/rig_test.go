@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -78,4 +79,19 @@ func drain(budget *retrybudgets.RetryBudget, limit int) int {
 		n++
 	}
 	return n
+}
+
+// raceDetector reports whether the tests run with -race, which finds an
+// unguarded field in a few calls where the plain run needs many.
+func raceDetector() bool {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range info.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
 }

@@ -40,9 +40,15 @@ func TestStep1OnlyTheLayerNextToPaymentRetries(t *testing.T) {
 		// the same 3 calls; the README puts the retries next to payment.
 		layers := retrybudgets.Layers(generous())
 		if layers.Gateway != nil || layers.Order != nil || layers.PaymentClient == nil {
-			t.Fatalf("step 1: Layers retries at the gateway: %v, the order service: %v, the payment client: %v; "+
+			retrying := 0
+			for _, l := range []retry.Retrier{layers.Gateway, layers.Order, layers.PaymentClient} {
+				if l != nil {
+					retrying++
+				}
+			}
+			t.Fatalf("step 1: Layers gives %d of the 3 layers a retry loop: the gateway: %v, the order service: %v, the payment client: %v; "+
 				"want the payment client only (Gateway and Order nil).",
-				layers.Gateway != nil, layers.Order != nil, layers.PaymentClient != nil)
+				retrying, layers.Gateway != nil, layers.Order != nil, layers.PaymentClient != nil)
 		}
 	})
 }

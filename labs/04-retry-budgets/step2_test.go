@@ -2,9 +2,11 @@ package retrybudgets_test
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -208,38 +210,63 @@ func TestStep2OnlyRetriesSpendEveryCallEarns(t *testing.T) {
 
 func TestStep2BudgetIsSafeForConcurrentUse(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
-		const (
-			goroutines = 8
-			rounds     = 2000
-			tokens     = 100 // more than goroutines: no TryRetry below may fail
-		)
+		const goroutines = 8
+		// A lost update needs two goroutines in the same few instructions at
+		// once: the plain run gives it 2,000,000 chances (and catches a budget
+		// without a mutex in about 60% of runs on a busy 2-core machine);
+		// the race detector needs only a few.
+		each := 125000
+		if raceDetector() {
+			each = 500
+		}
+		tokens := goroutines * each
 		if got := drain(retrybudgets.NewRetryBudget(1, 0, 3), 1000); got != 3 {
 			t.Fatalf("step 2: a new budget of 3 retries allowed %d; write the token bucket first (TryRetry takes a token, "+
 				"refuses when fewer than 1 is left), then make it safe for concurrent use.", got)
 		}
-		// Each round takes a retry and gives it back with a request (ratio 1),
-		// so the budget must end as it began, with exactly `tokens` retries.
-		budget := retrybudgets.NewRetryBudget(1, 0, tokens)
-		var refused atomic.Int64
-		var wg sync.WaitGroup
-		for range goroutines {
-			wg.Go(func() {
-				for range rounds {
-					if !budget.TryRetry() {
-						refused.Add(1)
+		// together runs f each times on every goroutine, all starting at once.
+		together := func(f func()) {
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for range goroutines {
+				wg.Go(func() {
+					<-start
+					for range each {
+						f()
 					}
-					budget.Request()
-				}
-			})
+				})
+			}
+			synctest.Wait() // every goroutine waits at the start
+			close(start)
+			wg.Wait()
 		}
-		wg.Wait()
-		left := drain(budget, 10*tokens)
-		if left != tokens || refused.Load() != 0 {
-			t.Fatalf("step 2: %d goroutines each took a retry and gave it back (ratio 1) %d times; the budget of %d refused %d "+
-				"retries and ended with %d, want 0 refused and %d left.\n"+
-				"Updates were lost: guard the tokens (and the time of the last update) with a sync.Mutex in Request and TryRetry. "+
-				"go test -race ./labs/04-retry-budgets/ shows where.",
-				goroutines, rounds, tokens, refused.Load(), left, tokens)
+
+		// A full budget of exactly one retry per TryRetry below: every one
+		// succeeds and none is left.
+		budget := retrybudgets.NewRetryBudget(1, 0, float64(tokens))
+		var refused atomic.Int64
+		together(func() {
+			if !budget.TryRetry() {
+				refused.Add(1)
+			}
+		})
+		if left := drain(budget, tokens); left != 0 || refused.Load() != 0 {
+			t.Fatalf("step 2: %d goroutines took %d retries each, at once, from a full budget of %d: %d were refused and %d "+
+				"were still left, want 0 and 0.\n"+
+				"Updates were lost: two goroutines read the same count and both wrote it minus one. Guard the tokens (and "+
+				"the time of the last update) with a sync.Mutex in Request and TryRetry; go test -race shows where.",
+				goroutines, each, tokens, refused.Load(), left)
+		}
+
+		// The spent budget earns them back, one per request (ratio 1), up to
+		// its max: exactly as many as before.
+		together(budget.Request)
+		if got := drain(budget, 2*tokens); got != tokens {
+			t.Fatalf("step 2: %d goroutines made %d requests each, at once, earning 1 retry each for a spent budget of at "+
+				"most %d; it then allowed %d retries, want %d.\n"+
+				"Updates were lost: two goroutines read the same count and both wrote it plus one. Guard the tokens (and "+
+				"the time of the last update) with a sync.Mutex in Request and TryRetry; go test -race shows where.",
+				goroutines, each, tokens, got, tokens)
 		}
 	})
 }
@@ -270,6 +297,49 @@ func TestStep2BudgetProtectsPayment(t *testing.T) {
 				"One budget for the whole payment client, shared by every call: a budget made per call has no memory. "+
 				"And one layer using it: when more than one layer calls Request on the same budget, each checkout earns its retries more than once.",
 				n, payments, float64(payments)/n, 100*ratio, minPerSecond, saved, allowed, allowed/n)
+		}
+	})
+}
+
+// TestStep2BadConfigurationPanics: a budget that can never allow a retry,
+// or allows a nonsensical number, is refused when it is made, not found out
+// in an outage.
+func TestStep2BadConfigurationPanics(t *testing.T) {
+	type config struct{ ratio, minPerSecond, max float64 }
+	panicked := func(c config) (msg any) {
+		defer func() { msg = recover() }()
+		retrybudgets.NewRetryBudget(c.ratio, c.minPerSecond, c.max)
+		return nil
+	}
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		bad := []struct {
+			c   config
+			why string
+		}{
+			{config{0.1, 10, 0.5}, "it earns, but a bucket of at most 0.5 tokens never holds the whole token a retry costs"},
+			{config{0.1, 0, 0}, "it earns 0.1 a request, but a bucket of at most 0 tokens never holds one"},
+			{config{0, 10, 0.99}, "time earns 10 tokens a second, but a bucket of at most 0.99 never holds one"},
+			{config{1e-17, 0, 10}, "a ratio of 1e-17 is lost to rounding when added to a count below one token (anything up to 2^-54 is): it never earns a whole token"},
+			{config{0x1p-54, 1, 10}, "a ratio of 2^-54 is lost to rounding when added to a count just below one token"},
+			{config{-0.1, 10, 100}, "a negative ratio"},
+			{config{0.1, -1, 100}, "a negative minimum rate"},
+			{config{0.1, 10, -1}, "a negative max"},
+			{config{math.NaN(), 10, 100}, "a ratio that is not a number"},
+			{config{0.1, 10, math.Inf(1)}, "an infinite max"},
+		}
+		for _, b := range bad {
+			if panicked(b.c) == nil {
+				t.Errorf("step 2: NewRetryBudget(%v, %v, %v) returned a budget; want a panic: %s. A rate that can never earn a "+
+					"whole token, or a value that makes no sense, is an error of the code that wrote it: panic in NewRetryBudget.",
+					b.c.ratio, b.c.minPerSecond, b.c.max, b.why)
+			}
+		}
+		good := []config{{0, 0, 0}, {0, 0, 4}, {0.5, 0, 1}, {0.1, 10, 100}, {1e-9, 0, 1}, {0x1p-53, 0, 1}, {0, 1, 1}}
+		for _, c := range good {
+			if msg := panicked(c); msg != nil {
+				t.Errorf("step 2: NewRetryBudget(%v, %v, %v) panicked (%v); want a budget. It can hold a whole token and earn "+
+					"more (or, with all three zero, is a budget of no retries on purpose).", c.ratio, c.minPerSecond, c.max, msg)
+			}
 		}
 	})
 }

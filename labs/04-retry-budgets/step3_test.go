@@ -40,7 +40,9 @@ func TestStep3SpentBudgetFailsAtOnceWithTheOriginalError(t *testing.T) {
 			t.Fatalf("step 3: the budget was spent and the call failed with %q; callers must see the original error "+
 				"(payment unavailable, HTTP 503), which says what is wrong with payment, not a budget error that hides it.", err)
 		}
-		assert.True(t, fooddelivery.DontRetry(err), "step 3: a failure the payment client gave up on says \"don't retry\" to the layers above")
+		assert.True(t, fooddelivery.DontRetry(err), "step 3: the budget was spent by the first call's %d attempts; the second call "+
+			"made %d attempt and returned %q, not marked \"don't retry\". A failure the payment client gave up on says so to the layers above.",
+			first, second, err)
 	})
 }
 

@@ -78,11 +78,12 @@ func TestStep4RetryableRespectsTheSignal(t *testing.T) {
 		{"caller cancelled mid-request", &fooddelivery.CallError{Service: "payment", Err: fooddelivery.ErrUnavailable, Cause: context.Canceled}, false},
 		{"an error nobody named", errors.New("malformed answer from payment"), false},
 	}
-	for _, c := range cases {
+	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
 				if got := retrybudgets.Retryable(c.err); got != c.want {
-					t.Fatalf("step 4: Retryable(%s: %v) = %v, want %v (see the list of final errors in step 4)", c.name, c.err, got, c.want)
+					t.Fatalf("step 4: case %d of %d, Retryable(%s: %v) = %v, want %v (see the list of final errors in step 4)",
+						i+1, len(cases), c.name, c.err, got, c.want)
 				}
 			})
 		})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -88,24 +89,29 @@ func setPayment(t *testing.T, sys *system.System, f faults.Fault) {
 	require.NoError(t, sys.Faults.Set("payment", "POST /charges", f), "setting up the fault")
 }
 
-// trip fails n payments in a row.
-func trip(t *testing.T, sys *system.System, n int) {
+// trip places n orders while payment answers 503, and returns how many of
+// their charges reached payment (the others the breaker refused).
+func trip(t *testing.T, sys *system.System, n int) (reached int) {
 	t.Helper()
 	setPayment(t, sys, down)
+	before := labtest.Charges(sys)
 	for range n {
 		place(sys)
 	}
+	return int(labtest.Charges(sys) - before)
 }
 
 // unavailable is the error of a payment call that could not reach payment.
 var unavailable = fmt.Errorf("payment: %w", fooddelivery.ErrUnavailable)
 
-// fail makes n calls through cb, each failing at once with unavailable.
+// fail makes n calls through cb, each failing at once with unavailable,
+// and returns how many of them the breaker admitted (called).
 // The tests that call the breaker directly, without the system, use it.
-func fail(cb *breaker.CircuitBreaker, n int) {
+func fail(cb *breaker.CircuitBreaker, n int) (called int) {
 	for range n {
-		cb.Do(context.Background(), func(context.Context) error { return unavailable })
+		cb.Do(context.Background(), func(context.Context) error { called++; return unavailable })
 	}
+	return called
 }
 
 // succeed makes one call through cb that succeeds at once, and reports
@@ -144,10 +150,9 @@ func window() breaker.Settings {
 // makes one trial call whose caller gives up while it runs.
 func abandonTrial(t *testing.T, step int, cb *breaker.CircuitBreaker) {
 	t.Helper()
-	fail(cb, 5)
-	if s := cb.State(); s != breaker.Open {
-		t.Fatalf("step %d: 5 calls failed in a row and the breaker is %v; it must be open before this test can "+
-			"look at half-open. Finish step 1 first.", step, s)
+	if n, s := fail(cb, 5), cb.State(); s != breaker.Open {
+		t.Fatalf("step %d: 5 calls were made through a new breaker, %d of them admitted, each failing with ErrUnavailable, "+
+			"and the breaker is %v; it must be open before this test can look at half-open. Finish step 1 first.", step, n, s)
 	}
 	time.Sleep(openFor)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -204,4 +209,19 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// raceDetector reports whether the tests run with -race, which finds an
+// unguarded field in a few calls where the plain run needs many.
+func raceDetector() bool {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range info.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
 }

@@ -18,14 +18,14 @@ import (
 func TestStep1OpensAfterFiveFailuresInARow(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
 		sys, cb := start(t, breaker.Settings{})
-		trip(t, sys, 4)
-		if s := cb.State(); s != breaker.Closed {
-			t.Fatalf("step 1: after 4 failed payments in a row the breaker is %v; with the default settings it opens at the 5th", s)
+		if n := trip(t, sys, 4); cb.State() != breaker.Closed {
+			t.Fatalf("step 1: 4 orders were placed while payment answered 503; %d of their charges reached payment and the "+
+				"breaker is %v; with the default settings it opens at the 5th failure", n, cb.State())
 		}
-		trip(t, sys, 1)
-		if s := cb.State(); s != breaker.Open {
-			t.Fatalf("step 1: payment answered 503 to 5 charges in a row and the breaker is %v; "+
-				"it must open after Settings.ConsecutiveFailures failures in a row (zero means 5)", s)
+		if n := trip(t, sys, 1); cb.State() != breaker.Open {
+			t.Fatalf("step 1: 5 orders were placed while payment answered 503, the 5th one's charge reaching payment: %v; "+
+				"%d charges in all reached payment and the breaker is %v. It must open after "+
+				"Settings.ConsecutiveFailures failures in a row (zero means 5).", n == 1, labtest.Charges(sys), cb.State())
 		}
 
 		before := labtest.Charges(sys)
@@ -61,10 +61,10 @@ func TestStep1ASuccessResetsTheCount(t *testing.T) {
 func TestStep1HalfOpenAfterTheOpenPeriod(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
 		sys, cb := start(t, breaker.Settings{})
-		trip(t, sys, 5)
-		if s := cb.State(); s != breaker.Open {
-			t.Fatalf("step 1: payment answered 503 to 5 charges in a row and the breaker is %v; it must open after "+
-				"Settings.ConsecutiveFailures failures in a row (zero means 5). Start with TestStep1OpensAfterFiveFailuresInARow.", s)
+		if n, s := trip(t, sys, 5), cb.State(); s != breaker.Open {
+			t.Fatalf("step 1: 5 orders were placed while payment answered 503; %d of their charges reached payment and the "+
+				"breaker is %v. It must open after Settings.ConsecutiveFailures failures in a row (zero means 5). "+
+				"Start with TestStep1OpensAfterFiveFailuresInARow.", n, s)
 		}
 
 		time.Sleep(openFor - time.Second)
@@ -143,12 +143,13 @@ func TestStep1LateFailuresFromBeforeTheOpeningAreIgnored(t *testing.T) {
 		}
 		admitted.Wait()
 		// Meanwhile 5 other charges fail at once and open the breaker.
+		others := 0
 		for range 5 {
-			cb.Do(context.Background(), func(context.Context) error { return refused })
+			cb.Do(context.Background(), func(context.Context) error { others++; return refused })
 		}
 		if s := cb.State(); s != breaker.Open {
-			t.Fatalf("step 1: 5 calls failed in a row (5 more still in flight) and the breaker is %v; it must open after "+
-				"Settings.ConsecutiveFailures failures in a row (zero means 5)", s)
+			t.Fatalf("step 1: 5 more calls were made (5 still in flight), %d of them admitted, each failing at once, and the "+
+				"breaker is %v; it must open after Settings.ConsecutiveFailures failures in a row (zero means 5)", others, s)
 		}
 		// The open period ends and a trial succeeds: payment has recovered.
 		time.Sleep(shortOpen)
@@ -179,15 +180,14 @@ func TestStep1ConsecutiveFailuresIsASetting(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
 		for _, n := range []int{3, 8} {
 			cb := breaker.New(breaker.Settings{Name: "test", ConsecutiveFailures: n, Logger: quiet})
-			fail(cb, n-1)
-			if s := cb.State(); s != breaker.Closed {
-				t.Fatalf("step 1: with Settings.ConsecutiveFailures %d, %d failures in a row left the breaker %v; "+
-					"it must open at failure %d, not before", n, n-1, s, n)
+			if made, s := fail(cb, n-1), cb.State(); s != breaker.Closed {
+				t.Fatalf("step 1: with Settings.ConsecutiveFailures %d, %d calls were made, %d of them admitted and failed, "+
+					"and the breaker is %v; it must open at failure %d, not before", n, n-1, made, s, n)
 			}
-			fail(cb, 1)
-			if s := cb.State(); s != breaker.Open {
-				t.Fatalf("step 1: with Settings.ConsecutiveFailures %d, %d failures in a row left the breaker %v; "+
-					"it must open at failure %d. Only a zero ConsecutiveFailures means 5: read the setting.", n, n, s, n)
+			if made, s := fail(cb, 1), cb.State(); s != breaker.Open {
+				t.Fatalf("step 1: with Settings.ConsecutiveFailures %d, %d failures in a row left the breaker %v (the last "+
+					"call admitted: %v); it must open at failure %d. Only a zero ConsecutiveFailures means 5: read the setting.",
+					n, n, s, made == 1, n)
 			}
 		}
 	})
@@ -196,10 +196,9 @@ func TestStep1ConsecutiveFailuresIsASetting(t *testing.T) {
 func TestStep1TheCountStartsOverAfterClosing(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
 		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet})
-		fail(cb, 5)
-		if s := cb.State(); s != breaker.Open {
-			t.Fatalf("step 1: 5 calls failed in a row and the breaker is %v; it must open after "+
-				"Settings.ConsecutiveFailures failures in a row (zero means 5)", s)
+		if n, s := fail(cb, 5), cb.State(); s != breaker.Open {
+			t.Fatalf("step 1: 5 calls were made through a new breaker, %d of them admitted, each failing with ErrUnavailable, "+
+				"and the breaker is %v; it must open after Settings.ConsecutiveFailures failures in a row (zero means 5)", n, s)
 		}
 		time.Sleep(openFor)
 		if _, err := succeed(cb); err != nil || cb.State() != breaker.Closed {

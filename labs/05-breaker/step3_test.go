@@ -2,6 +2,7 @@ package breaker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"testing"
@@ -182,9 +183,59 @@ func TestStep3AnAbandonedTrialDecidesNothing(t *testing.T) {
 		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet})
 		abandonTrial(t, 3, cb)
 		if s := cb.State(); s != breaker.HalfOpen {
-			t.Fatalf("step 3: the breaker was half-open and its trial call's caller gave up (ctx cancelled) before payment "+
-				"answered; the breaker is now %v. An abandoned call says nothing about payment, a trial no more than any "+
-				"other: it must neither close the breaker (a success) nor open it again (a failure). It stays half-open.", s)
+			t.Fatalf("step 3: 5 failures opened the breaker and %v later it was half-open; its trial call's caller gave up "+
+				"(ctx cancelled) before payment answered, and the breaker is now %v. An abandoned call says nothing about "+
+				"payment, a trial no more than any other: it must neither close the breaker (a success) nor open it again "+
+				"(a failure). It stays half-open.", openFor, s)
+		}
+	})
+}
+
+// opaque is an error whose text says nothing of what it wraps: a caller's
+// own wrapper ("charging order ord-7 failed") around a typed error.
+type opaque struct{ err error }
+
+func (o opaque) Error() string { return "charging the order failed" }
+func (o opaque) Unwrap() error { return o.err }
+
+func TestStep3FailureJudgesTypesNotText(t *testing.T) {
+	callErr := func(status int, sentinel error, message string) error {
+		return &fooddelivery.CallError{Service: "payment", Status: status, Err: sentinel, Message: message}
+	}
+	cases := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		// The text names a status the error does not have.
+		{"a 404 whose message is \"no order 429\"", callErr(http.StatusNotFound, fooddelivery.ErrNotFound, "no order 429"), false},
+		{"a declined card (402) whose message is \"card 5030 declined\"", callErr(http.StatusPaymentRequired, fooddelivery.ErrRejected, "card 5030 declined"), false},
+		{"a 400 whose message is \"503 is not a valid amount\"", callErr(http.StatusBadRequest, fooddelivery.ErrRejected, "503 is not a valid amount"), false},
+		{"ErrNotFound wrapped as \"order 429: %w\"", fmt.Errorf("order 429: %w", fooddelivery.ErrNotFound), false},
+		{"a 503 whose message is \"not found\"", callErr(http.StatusServiceUnavailable, fooddelivery.ErrUnavailable, "upstream not found"), true},
+		// The status is there, the text does not say it.
+		{"a 429 inside a wrapper whose text says nothing", opaque{callErr(http.StatusTooManyRequests, fooddelivery.ErrUnavailable, "")}, true},
+		{"a 503 inside a wrapper whose text says nothing", opaque{callErr(http.StatusServiceUnavailable, fooddelivery.ErrUnavailable, "")}, true},
+		{"a 404 inside a wrapper whose text says nothing", opaque{callErr(http.StatusNotFound, fooddelivery.ErrNotFound, "")}, false},
+		{"a 422 inside a wrapper whose text says nothing", opaque{callErr(http.StatusUnprocessableEntity, fooddelivery.ErrRejected, "")}, false},
+		{"ErrUnauthorized inside a wrapper whose text says nothing", opaque{fooddelivery.ErrUnauthorized}, false},
+		{"ErrTimeout inside a wrapper whose text says nothing", opaque{fooddelivery.ErrTimeout}, true},
+		// No type at all: an unknown error counts, whatever its text says.
+		{"an untyped error reading \"HTTP 404 from a proxy\"", errors.New("HTTP 404 from a proxy"), true},
+	}
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		wrong := 0
+		for i, c := range cases {
+			if got := breaker.Failure(c.err); got != c.want {
+				wrong++
+				t.Errorf("step 3: case %d of %d, %s (its text: %q): Failure returned %v, want %v. Classify by type and status "+
+					"(errors.As for *fooddelivery.CallError and its Status, errors.Is for the sentinels), never by the "+
+					"error's text: a message may mention any number, and a wrapper may hide the status.",
+					i+1, len(cases), c.name, c.err.Error(), got, c.want)
+			}
+		}
+		if wrong > 0 {
+			t.Logf("step 3: Failure judged %d of %d errors wrongly", wrong, len(cases))
 		}
 	})
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -20,10 +22,9 @@ func TestStep4HalfOpenAdmitsOnlyAFewTrials(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
 		const trials, customers = 2, 20
 		sys, cb := start(t, breaker.Settings{HalfOpenCalls: trials})
-		trip(t, sys, 5)
-		if s := cb.State(); s != breaker.Open {
-			t.Fatalf("step 4: payment failed 5 times in a row and the breaker is %v; it must be open before this test can "+
-				"look at half-open. Finish step 1 first.", s)
+		if n, s := trip(t, sys, 5), cb.State(); s != breaker.Open {
+			t.Fatalf("step 4: 5 orders were placed while payment answered 503; %d of their charges reached payment and the "+
+				"breaker is %v; it must be open before this test can look at half-open. Finish step 1 first.", n, s)
 		}
 		time.Sleep(openFor)
 		setPayment(t, sys, faults.Fault{Latency: 500 * time.Millisecond}) // recovered, still warming up
@@ -64,12 +65,13 @@ func TestStep4RefusedTrialsWrapErrCircuitOpen(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
 		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet})
 		boom := fmt.Errorf("payment: %w", fooddelivery.ErrUnavailable)
+		admitted := 0
 		for range 5 {
-			cb.Do(context.Background(), func(context.Context) error { return boom })
+			cb.Do(context.Background(), func(context.Context) error { admitted++; return boom })
 		}
 		if s := cb.State(); s != breaker.Open {
-			t.Fatalf("step 4: 5 calls failed in a row and the breaker is %v; it must be open before this test can "+
-				"look at half-open. Finish step 1 first.", s)
+			t.Fatalf("step 4: 5 calls were made through a closed breaker, %d of them admitted, each failing with ErrUnavailable, "+
+				"and the breaker is %v; it must be open before this test can look at half-open. Finish step 1 first.", admitted, s)
 		}
 		time.Sleep(openFor)
 
@@ -124,12 +126,13 @@ func TestStep4LateCallsDoNotTakeTrialSlots(t *testing.T) {
 			})
 		}()
 		<-lateStarted
+		admitted := 0
 		for range 5 {
-			cb.Do(context.Background(), func(context.Context) error { return boom })
+			cb.Do(context.Background(), func(context.Context) error { admitted++; return boom })
 		}
 		if s := cb.State(); s != breaker.Open {
-			t.Fatalf("step 4: 5 calls failed in a row and the breaker is %v; it must be open before this test can "+
-				"look at half-open. Finish step 1 first.", s)
+			t.Fatalf("step 4: 5 calls were made through a closed breaker, %d of them admitted, each failing with ErrUnavailable, "+
+				"and the breaker is %v; it must be open before this test can look at half-open. Finish step 1 first.", admitted, s)
 		}
 		time.Sleep(shortOpen) // half-open now: 2 trials start and take 1 s
 		var trialsDone sync.WaitGroup
@@ -177,10 +180,9 @@ func TestStep4LateCallsDoNotTakeTrialSlots(t *testing.T) {
 func TestStep4ClosesOnlyWhenEveryTrialSucceeded(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
 		cb := breaker.New(breaker.Settings{Name: "test", HalfOpenCalls: 2, Logger: quiet})
-		fail(cb, 5)
-		if s := cb.State(); s != breaker.Open {
-			t.Fatalf("step 4: 5 calls failed in a row and the breaker is %v; it must be open before this test can "+
-				"look at half-open. Finish step 1 first.", s)
+		if n, s := fail(cb, 5), cb.State(); s != breaker.Open {
+			t.Fatalf("step 4: 5 calls were made through a new breaker, %d of them admitted, each failing with ErrUnavailable, "+
+				"and the breaker is %v; it must be open before this test can look at half-open. Finish step 1 first.", n, s)
 		}
 		time.Sleep(openFor)
 		succeed(cb)
@@ -225,6 +227,113 @@ func TestStep4StateIsReadUnderTheLock(t *testing.T) {
 		if s := cb.State(); s != breaker.Open {
 			t.Fatalf("step 4: 10 calls failed at the same time (while others asked for the state) and the breaker is %v; "+
 				"5 failures in a row open it, whichever goroutines they come from", s)
+		}
+	})
+}
+
+// panics calls cb.Do with a call that panics, and reports whether the
+// panic reached the caller.
+func panics(cb *breaker.CircuitBreaker) (propagated bool) {
+	defer func() { propagated = recover() != nil }()
+	cb.Do(context.Background(), func(context.Context) error { panic("bug in the payment client's decoder") })
+	return false
+}
+
+func TestStep4APanickingCallStillEnds(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		// Closed: a call that panics has ended, and it failed.
+		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet})
+		propagated := 0
+		for range 5 {
+			if panics(cb) {
+				propagated++
+			}
+		}
+		if s := cb.State(); propagated != 5 || s != breaker.Open {
+			t.Errorf("step 4: 5 calls of a closed breaker panicked; %d of the 5 panics reached the caller and the breaker is %v. "+
+				"A call that panics has failed: record its outcome in a deferred function (set the outcome to failure "+
+				"before calling, and to what the call returned after), and let the panic go on.", propagated, s)
+		}
+
+		// Half-open: the panicking call is the only trial.
+		cb = breaker.New(breaker.Settings{Name: "test", Logger: quiet})
+		if n, s := fail(cb, 5), cb.State(); s != breaker.Open {
+			t.Fatalf("step 4: 5 calls were made through a new breaker, %d of them admitted, each failing with ErrUnavailable, "+
+				"and the breaker is %v; it must be open before this test can look at half-open. Finish step 1 first.", n, s)
+		}
+		time.Sleep(openFor)
+		p := panics(cb)
+		stateAfter := cb.State()
+		time.Sleep(openFor)
+		called, err := succeed(cb)
+		if !p || !called {
+			t.Fatalf("step 4: the only trial call of a half-open breaker panicked (the panic reached its caller: %v), and "+
+				"the breaker was then %v; %v later a call was refused without calling (error: %v). A trial that panics "+
+				"has ended: it must free its trial slot (record the outcome with defer), or the breaker stays half-open, "+
+				"refusing every call, until the process restarts.", p, stateAfter, openFor, err)
+		}
+		if stateAfter != breaker.Open {
+			t.Fatalf("step 4: the only trial call of a half-open breaker panicked and the breaker is then %v; a trial "+
+				"that panics failed: the breaker opens again for %v.", stateAfter, openFor)
+		}
+		if s := cb.State(); err != nil || s != breaker.Closed {
+			t.Fatalf("step 4: %v after a trial panicked, the next trial succeeded; Do returned %v and the breaker is %v. "+
+				"A successful trial closes it.", openFor, err, s)
+		}
+	})
+}
+
+func TestStep4ConcurrentFailuresAreAllCounted(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		// A lost update needs two goroutines in the same few instructions at
+		// once: the plain run makes a million calls to give it the chance
+		// (and catches a breaker without a mutex in about half the runs on
+		// a busy 2-core machine); the race detector needs only a few.
+		goroutines, each := 8, 125000
+		if raceDetector() {
+			each = 500
+		}
+		failures := goroutines * each
+		// One goroutine first: the count itself must be right.
+		const alone = 1000
+		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet, ConsecutiveFailures: alone})
+		if n, m, s := fail(cb, alone-1), fail(cb, 1), cb.State(); n+m != alone || s != breaker.Open {
+			t.Fatalf("step 4: one goroutine made %d failing calls, %d of them admitted, through a breaker with "+
+				"Settings.ConsecutiveFailures %d; it is %v. It must open at the last. Finish step 1 first.", alone, n+m, alone, s)
+		}
+		cb = breaker.New(breaker.Settings{Name: "test", Logger: quiet, ConsecutiveFailures: failures})
+		// All goroutines start at once and fail `each` calls; the last of the
+		// failures is made alone, after them.
+		start := make(chan struct{})
+		var admitted atomic.Int64
+		var wg sync.WaitGroup
+		for g := range goroutines {
+			wg.Go(func() {
+				<-start
+				n := each
+				if g == 0 {
+					n-- // the last failure comes later
+				}
+				for range n {
+					cb.Do(context.Background(), func(context.Context) error { admitted.Add(1); return unavailable })
+				}
+			})
+		}
+		synctest.Wait() // every goroutine waits at the start
+		close(start)
+		wg.Wait()
+		if s := cb.State(); s != breaker.Closed || admitted.Load() != int64(failures-1) {
+			t.Fatalf("step 4: %d goroutines made %d calls at once, %d of them admitted and failed; with Settings.ConsecutiveFailures "+
+				"%d the breaker is %v. It must open at failure %d, not before, and admit every call until then.",
+				goroutines, failures-1, admitted.Load(), failures, s, failures)
+		}
+		last := fail(cb, 1)
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 4: %d goroutines made %d calls at once, each admitted and failed, then %d more failed; with "+
+				"Settings.ConsecutiveFailures %d the breaker is %v. From one goroutine, %d failures open a breaker set to %d; "+
+				"from %d at once, failures were lost: two goroutines read the same count and both wrote it plus one. "+
+				"Guard every field of the breaker with its mutex, in admission and in recording (go test -race names the field).",
+				goroutines, failures-1, last, failures, s, alone, alone, goroutines)
 		}
 	})
 }

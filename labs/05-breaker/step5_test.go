@@ -53,12 +53,14 @@ func TestStep5BrokenReportingLeavesOrderingAlone(t *testing.T) {
 		// Now looking orders up breaks; placing them must go on.
 		require.NoError(t, sys.Faults.Set("order", "GET /orders/{id}", faults.Fault{Status: http.StatusInternalServerError}),
 			"setting up the fault")
+		lookups := sys.Metrics.Route("order", "GET /orders/{id}").Received.Load()
 		for range 5 {
 			orders.Order(context.Background(), placed.ID)
 		}
+		lookups = sys.Metrics.Route("order", "GET /orders/{id}").Received.Load() - lookups
 		if _, err := orders.PlaceOrder(context.Background(), "alice", pizza); err != nil {
-			t.Fatalf("step 5: GET /orders/{id} answered 500 to 5 lookups in a row, yet placing an order (POST /orders) "+
-				"failed: %v. Placing and looking up are two endpoints: each needs its own breaker.", err)
+			t.Fatalf("step 5: GET /orders/{id} answered 500; 5 lookups were made and %d of them reached it. Then placing an "+
+				"order (POST /orders) failed: %v. Placing and looking up are two endpoints: each needs its own breaker.", lookups, err)
 		}
 	})
 }

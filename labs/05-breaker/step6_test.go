@@ -89,17 +89,24 @@ func TestStep6EveryStateChangeIsSeen(t *testing.T) {
 			"setting up the fault")
 		require.NoError(t, sys.Faults.Set("order", "GET /orders/{id}", faults.Fault{Status: http.StatusInternalServerError}),
 			"setting up the fault")
+		received := func(route string) int64 { return sys.Metrics.Route("order", route).Received.Load() }
+		before := map[string]int64{}
+		for _, route := range []string{"GET /reports/daily", "POST /orders", "GET /orders/{id}"} {
+			before[route] = received(route)
+		}
 		for range 5 {
 			orders.DailyReport(context.Background(), time.Time{})
 			orders.PlaceOrder(context.Background(), "alice", pizza)
 			orders.Order(context.Background(), "ord-1")
 		}
+		reached := func(route string) int64 { return received(route) - before[route] }
 		want = []string{"order GET /reports/daily: closed -> open", "order POST /orders: closed -> open", "order GET /orders/{id}: closed -> open"}
 		if got := endpoints.list(); !slices.Equal(got, want) {
-			t.Fatalf("step 6: the daily report, placing an order and looking one up each failed 5 times in a row (in turn) "+
-				"through NewOrderClient(..., Settings{Name: \"order\"}); its breakers reported %q. Want %q: each "+
-				"endpoint's breaker is named Settings.Name, a space, and the route as the order service spells it (step 5), "+
-				"so that the log says which endpoint is failing.", got, want)
+			t.Fatalf("step 6: the daily report, placing an order and looking one up were each called 5 times (in turn) "+
+				"through NewOrderClient(..., Settings{Name: \"order\"}) while each answered 500; %d, %d and %d of those calls "+
+				"reached them. Its breakers reported %q. Want %q: each endpoint's breaker is named Settings.Name, a space, "+
+				"and the route as the order service spells it (step 5), so that the log says which endpoint is failing.",
+				reached("GET /reports/daily"), reached("POST /orders"), reached("GET /orders/{id}"), got, want)
 		}
 	})
 }
@@ -117,13 +124,15 @@ func TestStep6ANilLoggerLogsToTheDefault(t *testing.T) {
 		slog.SetDefault(slog.New(slog.NewJSONHandler(&logs, nil)))
 
 		cb := breaker.New(breaker.Settings{Name: "nil-logger"}) // Logger nil
-		fail(cb, 5)
-		if s := cb.State(); s != breaker.Open {
-			t.Fatalf("step 6: 5 calls failed in a row and the breaker is %v; it must open (step 1)", s)
+		n, s := fail(cb, 5), cb.State()
+		if s != breaker.Open {
+			t.Fatalf("step 6: 5 calls were made through a new breaker, %d of them admitted, each failing with ErrUnavailable, "+
+				"and the breaker is %v; it must open (step 1)", n, s)
 		}
-		if !strings.Contains(logs.String(), `"breaker":"nil-logger"`) {
-			t.Fatalf("step 6: a breaker with a nil Settings.Logger opened and slog.Default() received no record about it. " +
-				"nil means slog.Default(): the application's logger, not silence.")
+		if out := logs.String(); !strings.Contains(out, `"breaker":"nil-logger"`) {
+			t.Fatalf("step 6: a breaker with a nil Settings.Logger opened after %d failed calls, and slog.Default() received "+
+				"%d records, none naming the breaker. nil means slog.Default(): the application's logger, not silence.",
+				n, strings.Count(out, "\n"))
 		}
 	})
 }

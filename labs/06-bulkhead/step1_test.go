@@ -102,11 +102,15 @@ func TestStep1CompartmentsFollowLimitsAndWait(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 1, Stuck: "a call was still waiting for a slot of a full compartment", Leak: leakHint}, func(t *testing.T) {
 		const maxWait = 50 * time.Millisecond
 		guards := bulkhead.Compartments(map[string]int{system.GatewayMenu: 1}, maxWait)
+		var guarded []string
 		for _, dep := range []string{system.GatewayOrders, system.GatewayCourier} {
 			if guards(dep) != nil {
-				t.Fatalf("step 1: Compartments was given a limit for %q only, yet returned a guard for %q. "+
-					"A dependency without an entry in limits gets a nil guard, and the system calls it unguarded.", system.GatewayMenu, dep)
+				guarded = append(guarded, dep)
 			}
+		}
+		if len(guarded) > 0 {
+			t.Fatalf("step 1: Compartments was given a limit for %q only (1 slot), yet returned a guard for %d of the 2 others: %q. "+
+				"A dependency without an entry in limits gets a nil guard, and the system calls it unguarded.", system.GatewayMenu, len(guarded), guarded)
 		}
 		first := guards(system.GatewayMenu)
 		if first == nil {
@@ -193,9 +197,11 @@ func TestStep1GatewayRefusesFastWhenCompartmentFull(t *testing.T) {
 		wg.Wait()
 
 		refused, slowest := 0, time.Duration(0)
-		for _, r := range results {
-			require.NoError(t, r.transport, "step 1: a query to the gateway failed outright")
-			require.NotEmpty(t, r.name, "step 1: the courier service hung, but the restaurant's name (from the menu service) must still be served")
+		for i, r := range results {
+			require.NoError(t, r.transport, "step 1: the courier service hung for %v; query %d of %d to the gateway failed outright after %v",
+				courierHang, i+1, queries, r.took)
+			require.NotEmpty(t, r.name, "step 1: the courier service hung for %v, but the restaurant's name (from the menu service) must still "+
+				"be served; query %d of %d got none after %v", courierHang, i+1, queries, r.took)
 			if r.code == gateway.CodeBulkheadFull {
 				refused++
 				slowest = max(slowest, r.took)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gophereats/resilience/fooddelivery/labtest"
@@ -121,6 +123,61 @@ func TestStep3CancelledWaitTakesNoSlot(t *testing.T) {
 			t.Fatalf("step 3: %d callers gave up waiting for a slot; once the calls holding the slots returned, the bulkhead let %d calls run at once; its limit is %d.\n"+
 				"%s A waiter that gave up must hold nothing: nobody is left to give back a slot handed to it later.",
 				waiters, n, limit, slotAdvice(n, limit))
+		}
+	})
+}
+
+// TestStep3CancelAsTheSlotFreesRunsNothing: a slot that frees up at the
+// moment the waiting caller gives up must not start the call on a context
+// that is already cancelled.
+func TestStep3CancelAsTheSlotFreesRunsNothing(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3, Stuck: "a call was still waiting for a slot", Leak: leakHint}, func(t *testing.T) {
+		// One P: the goroutine that frees the slot also cancels the waiter,
+		// and the waiter cannot run in between, so the two always coincide.
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+		const trials, maxWait = 20, time.Second
+		var ranCancelled, ran, gaveUp, leaked int
+		var other error // an error that did not wrap context.Canceled, for the message
+		for range trials {
+			b := bulkhead.New("payments", 1, maxWait)
+			hold := make(chan struct{})
+			waiterCtx, cancelWaiter := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			wg.Go(func() { // holds the only slot; when it ends, its caller gives up on the waiter
+				b.Do(context.Background(), func(context.Context) error { <-hold; return nil })
+				cancelWaiter()
+			})
+			synctest.Wait() // the holder has the slot
+			var err error
+			wg.Go(func() {
+				err = b.Do(waiterCtx, func(ctx context.Context) error {
+					ran++
+					if ctx.Err() != nil {
+						ranCancelled++
+					}
+					return nil
+				})
+			})
+			synctest.Wait() // the waiter waits for the slot
+			close(hold)     // the slot frees up, and at once the waiter's caller gives up
+			wg.Wait()
+			switch {
+			case errors.Is(err, context.Canceled):
+				gaveUp++
+			case err != nil:
+				other = err
+			}
+			if n := capacity(b.Do, 2, 0); n != 1 {
+				leaked++
+			}
+		}
+		if ranCancelled > 0 || leaked > 0 || ran+gaveUp != trials {
+			t.Fatalf("step 3: %d times, a slot freed up in the same instant as the caller waiting for it gave up. %d calls "+
+				"ran, %d of them on a context that was already cancelled; %d times Do returned an error wrapping "+
+				"context.Canceled (other error: %v); %d times the bulkhead was left without its one slot.\n"+
+				"The wait's select picks either case when both are ready: after taking a slot, check ctx.Err() again "+
+				"(as x/sync/semaphore does), and if the caller has gone, give the slot back and return the context's error.",
+				trials, ran, ranCancelled, gaveUp, other, leaked)
 		}
 	})
 }

@@ -34,12 +34,22 @@ type RetryBudget struct {
 // figure); minPerSecond lets a quiet client retry that often whatever its
 // traffic (Finagle's RetryBudget: 10 a second); max bounds the tokens a
 // quiet period can save up, so the size of a burst of retries. It panics
-// on a negative or non-finite value (a configuration error).
+// on a configuration error: a negative or non-finite value, or a budget
+// that earns (ratio or minPerSecond above zero) but can never hold a whole
+// token, so never allows a retry: max below 1, or a ratio so small that
+// adding it to a count below one token changes nothing (2^-54 or less).
+// NewRetryBudget(0, 0, 0) is a budget of no retries, on purpose.
 func NewRetryBudget(ratio, minPerSecond, max float64) *RetryBudget {
 	for _, v := range []float64{ratio, minPerSecond, max} {
 		if !(v >= 0 && v < 1e12) {
 			panic(fmt.Sprintf("retrybudgets: NewRetryBudget(%v, %v, %v): values must be finite and not negative", ratio, minPerSecond, max))
 		}
+	}
+	if (ratio > 0 || minPerSecond > 0) && max < 1 {
+		panic(fmt.Sprintf("retrybudgets: NewRetryBudget(%v, %v, %v): a bucket of at most %v tokens never holds the whole token a retry costs", ratio, minPerSecond, max, max))
+	}
+	if ratio > 0 && 1-ratio == 1 {
+		panic(fmt.Sprintf("retrybudgets: NewRetryBudget(%v, %v, %v): a ratio of %v is lost to rounding and never earns a whole token", ratio, minPerSecond, max, ratio))
 	}
 	return &RetryBudget{ratio: ratio, minPerSecond: minPerSecond, max: max, tokens: max, last: time.Now()}
 }

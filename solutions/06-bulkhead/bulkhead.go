@@ -54,8 +54,9 @@ func New(name string, maxConcurrent int, maxWait time.Duration) *Bulkhead {
 // When every slot is taken, Do waits up to the bulkhead's maximum wait; if
 // no slot frees up in time it returns an error wrapping
 // fooddelivery.ErrBulkheadFull, and if ctx ends first it returns an error
-// wrapping ctx's error. In both cases call does not run and no slot is
-// held. If call panics, the slot is given back and the panic continues.
+// wrapping ctx's error, also when a slot frees up at the moment ctx ends.
+// In these cases call does not run and no slot is held. If call panics,
+// the slot is given back and the panic continues.
 func (b *Bulkhead) Do(ctx context.Context, call func(ctx context.Context) error) error {
 	if err := b.acquire(ctx); err != nil {
 		return err
@@ -85,6 +86,14 @@ func (b *Bulkhead) acquire(ctx context.Context) error {
 	defer timer.Stop()
 	select {
 	case b.slots <- struct{}{}:
+		// A slot that frees up as the caller gives up makes both cases
+		// ready, and select picks either: check again, as
+		// x/sync/semaphore does, so that no call starts on a context
+		// that is already done.
+		if err := ctx.Err(); err != nil {
+			<-b.slots
+			return fmt.Errorf("bulkhead %s: caller gave up as a slot freed up: %w", b.name, err)
+		}
 		return nil
 	case <-timer.C:
 		return b.full()
