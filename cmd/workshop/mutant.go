@@ -31,6 +31,9 @@ import (
 //	-- new breaker.go --
 //
 // The comment says what is wrong and ends with the line "Caught by step N."
+// (or "Caught by step N under -race." for a data race, which only the race
+// detector sees: verify then runs the lab's tests with -race, where the
+// race detector is available, and skips the mutant with a note elsewhere).
 // Sections come in pairs: "-- old F --" holds whole lines of the reference
 // file F (one of the lab's editable files, by base name) and the
 // "-- new F --" right after it holds the lines that replace them (nothing,
@@ -44,6 +47,7 @@ type mutant struct {
 	Name    string // the file name without .txtar: the pitfall's short name
 	Pitfall string // the comment without its last line, on one line
 	Step    int    // the step whose tests must fail
+	Race    bool   // "Caught by step N under -race.": a data race, which only the race detector sees
 	Edits   []edit
 }
 
@@ -60,7 +64,7 @@ const mutantExt = ".txtar"
 var (
 	mutantName   = regexp.MustCompile(`^[a-z0-9]+([-.][a-z0-9]+)*$`)
 	mutantMarker = regexp.MustCompile(`^-- (old|new) (\S+) --$`)
-	mutantCaught = regexp.MustCompile(`^Caught by step ([0-9]+)\.?$`)
+	mutantCaught = regexp.MustCompile(`^Caught by step ([0-9]+)( under -race)?\.?$`)
 )
 
 // parseMutant reads a mutant file; name is its base name without .txtar.
@@ -100,6 +104,7 @@ func parseMutant(name string, data []byte) (mutant, error) {
 		return m, fmt.Errorf("step %s does not exist: steps count from 1", c[1])
 	}
 	m.Step = step
+	m.Race = c[2] != ""
 	m.Pitfall = strings.Join(comment[:len(comment)-1], " ")
 
 	type section struct {

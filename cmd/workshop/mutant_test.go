@@ -24,6 +24,10 @@ func TestParseMutant(t *testing.T) {
 	if m.Edits[1].New != "" || m.Edits[1].Line != 8 {
 		t.Errorf("second edit: got %+v, want an empty new snippet and line 8", m.Edits[1])
 	}
+	race, err := parseMutant("no-mutex", []byte("No mutex.\nCaught by step 4 under -race.\n-- old x.go --\na\n-- new x.go --\n"))
+	if err != nil || !race.Race || race.Step != 4 || m.Race {
+		t.Errorf("under -race: got %+v, %v; want step 4 with Race set (and the first mutant without)", race, err)
+	}
 	// CRLF reads the same as LF.
 	crlf, err := parseMutant("off-by-one", []byte(strings.ReplaceAll(good, "\n", "\r\n")))
 	if err != nil || crlf.Pitfall != m.Pitfall || crlf.Edits[0] != m.Edits[0] {

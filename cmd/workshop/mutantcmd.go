@@ -111,7 +111,15 @@ func (ws *workspace) mutantCmd(ctx context.Context, args []string) error {
 		}
 		return errFailed
 	}
-	o, problems := ws.runMutant(ctx, l, info, editable, solFiles, refs, m, tmp, "-count=1")
+	flags := []string{"-count=1"}
+	if m.Race {
+		if !ws.raceAvailable(ctx) {
+			fmt.Fprintln(w, "This mutant is a data race, and the race detector is unavailable here (it needs cgo and a C compiler).")
+			return errFailed
+		}
+		flags = append(flags, "-race")
+	}
+	o, problems := ws.runMutant(ctx, l, info, editable, solFiles, refs, m, tmp, flags...)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

@@ -60,7 +60,14 @@ func ownWords(lines []string) []string {
 }
 
 // storyProblem says what a failure of a step-n test lacks, or "".
+// A data race tells its story through check, which condenses the race
+// detector's report to the step and the two lines (race.go).
 func storyProblem(t *testResult, n int) string {
+	for _, l := range t.Output {
+		if strings.Contains(l, "WARNING: DATA RACE") {
+			return ""
+		}
+	}
 	words := strings.Join(ownWords(t.failureLines()), "\n")
 	stepRE := regexp.MustCompile(fmt.Sprintf(`(?i)\bstep\s*%d\b`, n))
 	switch {

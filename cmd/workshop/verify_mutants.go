@@ -42,7 +42,16 @@ func (lr *labRun) mutants(ctx context.Context) error {
 			lr.fail(6, what, p, nil)
 			continue
 		}
-		o, problems := lr.ws.runMutant(ctx, lr.lab, lr.info, lr.editable, lr.solFiles, refs, m, lr.tmp, "-count=1")
+		flags := []string{"-count=1"}
+		if m.Race {
+			if !lr.opts.race {
+				lr.r.note(fmt.Sprintf("%s mutant %s skipped: it is a data race, and the race detector is unavailable here", lr.lab.Name, m.Name))
+				continue
+			}
+			what += " under -race"
+			flags = append(flags, "-race")
+		}
+		o, problems := lr.ws.runMutant(ctx, lr.lab, lr.info, lr.editable, lr.solFiles, refs, m, lr.tmp, flags...)
 		switch {
 		case problems != nil:
 			lr.fail(6, what, "the mutant cannot be checked", problems)
