@@ -28,12 +28,23 @@ func TestStep3TimeoutFromMeasuredLatencies(t *testing.T) {
 		{"1% of 150 samples", latencies(7, 150), 0.01},
 		{"10% of 25 samples", latencies(8, 25), 0.10},
 		{"all samples equal", slices.Repeat([]time.Duration{80 * time.Millisecond}, 50), 0.01},
+		{"99% of 10 samples", latencies(9, 10), 0.99},
+		{"a rate a hair below 1 of 1000 samples", latencies(10, 1000), 0.9999999999999},
+		{"one sample", []time.Duration{80 * time.Millisecond}, 0.5},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
 				given := slices.Clone(c.samples)
-				got, err := timeouts.TimeoutFromLatencies(given, c.rate)
+				got, err, panicked := func() (got time.Duration, err error, panicked any) {
+					defer func() { panicked = recover() }()
+					got, err = timeouts.TimeoutFromLatencies(given, c.rate)
+					return got, err, nil
+				}()
+				if panicked != nil {
+					t.Fatalf("step 3: TimeoutFromLatencies(%d samples, %v) panicked: %v. However high the rate, below 1 it leaves at least one sample: the timeout is then the smallest.",
+						len(c.samples), c.rate, panicked)
+				}
 				if err != nil {
 					t.Fatalf("step 3: TimeoutFromLatencies(%d samples, %v) failed: %v", len(c.samples), c.rate, err)
 				}
@@ -42,7 +53,9 @@ func TestStep3TimeoutFromMeasuredLatencies(t *testing.T) {
 						"sort a copy, not the caller's slice", i, c.samples[i], given[i])
 				}
 
-				allowed := math.Floor(c.rate*float64(len(c.samples)) + 1e-9) // samples allowed above the timeout
+				// Samples allowed above the timeout; a rate below 1 leaves
+				// at least one sample at or below it.
+				allowed := min(math.Floor(c.rate*float64(len(c.samples))+1e-9), float64(len(c.samples)-1))
 				above, atOrAbove := exceeding(c.samples, got)
 				if float64(above) > allowed {
 					t.Errorf("step 3: with a timeout of %v, %d of %d measured requests would have timed out; "+
