@@ -68,7 +68,7 @@ func (ws *workspace) runLabs(ctx context.Context, infos []labInfo, w *progress, 
 		p := path.Join(ws.module, info.Dir())
 		if cache != nil {
 			if events := cache.load(p); events != nil {
-				if pkg := parseTestJSON(bytes.NewReader(events)).Packages[p]; pkg != nil && pkg.Action != "" {
+				if pkg := parseTestJSON(bytes.NewReader(events)).Packages[p]; completeRun(pkg) {
 					report(info, pkg, events, true)
 					continue
 				}
@@ -101,9 +101,16 @@ func (ws *workspace) runLabs(ctx context.Context, infos []labInfo, w *progress, 
 	if ctx.Err() != nil {
 		return nil, ctx.Err() // an interrupted run is never stored
 	}
-	if cache != nil {
-		for _, pkg := range finished {
-			cache.store(pkg.Path, pkg, parser.events[pkg.Path].Bytes())
+	if cache != nil && len(finished) > 0 {
+		// The files may have changed while the tests ran (a save during
+		// the run): store only what ran on the files the keys were
+		// computed from.
+		if after, err := ws.newStatusCache(ctx, pkgs, nil); err == nil {
+			for _, pkg := range finished {
+				if k, ok := after.keys[pkg.Path]; ok && k == cache.keys[pkg.Path] {
+					cache.store(pkg.Path, pkg, parser.events[pkg.Path].Bytes())
+				}
+			}
 		}
 		cache.prune()
 	}

@@ -23,14 +23,15 @@ import (
 // packages that pass, and a learner's labs mostly fail.
 //
 // A lab's key is a SHA-256 over: the go command and its version, GOOS,
-// GOARCH, GOFLAGS, GOEXPERIMENT, CGO_ENABLED and GODEBUG; the go test
-// flags; every file in the lab's directory (testdata included); and every
+// GOARCH, GOFLAGS, GOEXPERIMENT, CGO_ENABLED and GODEBUG; go.mod and the
+// go.work in use; the go test flags; every file in the lab's directory (testdata included); and every
 // package its test binary links: the Go, cgo and embedded files of the
 // packages of this module (and of replaced modules), the path and version
 // of every other module's package (the standard library is covered by the
-// go version). Only runs that ended with the package's own pass or fail
-// are stored: never a build failure, a timeout, or a run that was
-// interrupted. Entries live in the user's cache directory, never in the
+// go version). Only complete runs are stored (completeRun): never a build
+// failure, a timeout, a killed binary or an interrupted run, and never a
+// run during which the lab's files changed (the keys are computed again
+// after the run and must be the same). Entries live in the user's cache directory, never in the
 // repository, and are dropped after statusCacheTTL.
 type statusCache struct {
 	dir  string
@@ -74,7 +75,7 @@ func (ws *workspace) newStatusCache(ctx context.Context, pkgs map[string]string,
 	if err != nil {
 		return nil, err
 	}
-	env, err := ws.goEnv(ctx, "GOVERSION", "GOOS", "GOARCH", "GOFLAGS", "GOEXPERIMENT", "CGO_ENABLED")
+	env, err := ws.goEnv(ctx, "GOVERSION", "GOOS", "GOARCH", "GOFLAGS", "GOEXPERIMENT", "CGO_ENABLED", "GOWORK")
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +105,18 @@ func (ws *workspace) newStatusCache(ctx context.Context, pkgs map[string]string,
 		fmt.Fprintf(common, "%s=%s\n", k, env[k])
 	}
 	fmt.Fprintf(common, "GODEBUG=%s\nflags=%q\n", os.Getenv("GODEBUG"), flags)
+	// go.mod and go.work hold godebug and toolchain lines, which decide
+	// results too.
+	for _, f := range []string{filepath.Join(ws.root, "go.mod"), env["GOWORK"]} {
+		if f == "" || f == "off" {
+			continue
+		}
+		sum, err := fileSum(f, map[string]string{})
+		if err != nil {
+			sum = "absent"
+		}
+		fmt.Fprintf(common, "%s %s\n", f, sum)
+	}
 
 	c := &statusCache{dir: dir, keys: map[string]string{}}
 	fileSums := map[string]string{} // path -> content hash, shared by the labs
@@ -175,6 +188,33 @@ func fileSum(p string, sums map[string]string) (string, error) {
 	return sums[p], nil
 }
 
+// completeRun reports whether a package's run is one to keep or to trust
+// from the cache: it built, ended with its own pass or fail, and every
+// test that started finished, none of them by the -timeout panic (go
+// test puts that panic in the running test's output) or a killed binary.
+func completeRun(pkg *pkgResult) bool {
+	if pkg == nil || pkg.BuildFailed || (pkg.Action != "pass" && pkg.Action != "fail") || len(pkg.Tests) == 0 {
+		return false
+	}
+	timedOut := func(lines []string) bool {
+		for _, line := range lines {
+			if strings.Contains(line, "panic: test timed out") || strings.HasPrefix(strings.TrimSpace(line), "signal: ") {
+				return true
+			}
+		}
+		return false
+	}
+	if timedOut(pkg.Output) {
+		return false
+	}
+	for _, t := range pkg.Tests {
+		if t.Action == "" || timedOut(t.Output) {
+			return false
+		}
+	}
+	return true
+}
+
 // load returns the stored events of lab package path, or nil.
 func (c *statusCache) load(path string) []byte {
 	key, ok := c.keys[path]
@@ -195,13 +235,8 @@ func (c *statusCache) load(path string) []byte {
 // run is not one to keep (see statusCache).
 func (c *statusCache) store(path string, pkg *pkgResult, events []byte) {
 	key, ok := c.keys[path]
-	if !ok || pkg.BuildFailed || (pkg.Action != "pass" && pkg.Action != "fail") {
+	if !ok || !completeRun(pkg) {
 		return
-	}
-	for _, line := range pkg.Output {
-		if strings.Contains(line, "panic: test timed out") {
-			return
-		}
 	}
 	tmp, err := os.CreateTemp(c.dir, key+".*.tmp")
 	if err != nil {

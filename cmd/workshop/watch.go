@@ -107,6 +107,55 @@ func (ws *workspace) watch(ctx context.Context, arg string, manual bool) error {
 		events, watchErrs = watcher.Events, watcher.Errors
 	}
 	var debounce <-chan time.Time
+	// run runs the lab's tests while still listening: quit ends watch at
+	// once, and a save or an Enter cancels the run (killing its test
+	// binaries) to start again. It reports whether the run completed and
+	// whether to quit.
+	run := func(info labInfo, clear bool) (o labOutcome, completed, quit bool, err error) {
+		runCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		type result struct {
+			o   labOutcome
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			o, err := ws.watchRun(runCtx, w, info, clear)
+			done <- result{o, err}
+		}()
+		stop := func() { cancel(); <-done }
+		for {
+			select {
+			case r := <-done:
+				if runCtx.Err() != nil {
+					return labOutcome{}, false, ctx.Err() != nil, nil
+				}
+				return r.o, true, false, r.err
+			case <-ctx.Done():
+				stop()
+				return labOutcome{}, false, true, nil
+			case ev, ok := <-events:
+				if ok && strings.HasSuffix(ev.Name, ".go") {
+					stop()
+					debounce = time.After(watchDebounce)
+					return labOutcome{}, false, false, nil
+				}
+			case cmd, ok := <-commands:
+				switch {
+				case !ok && manual, cmd == "q", cmd == "quit", cmd == "exit":
+					stop()
+					return labOutcome{}, false, true, nil
+				case !ok:
+					commands = nil
+				case cmd == "":
+					stop()
+					return labOutcome{}, false, false, nil
+				default:
+					fmt.Fprintf(w, "(the tests are running: type %s again when they end; quit and Enter work now)\n", cmd)
+				}
+			}
+		}
+	}
 	passed := -1 // the lab that passed last, for "solution"
 	rerun, clear := true, true
 	for {
@@ -117,9 +166,15 @@ func (ws *workspace) watch(ctx context.Context, arg string, manual bool) error {
 				return err
 			}
 			infos[current] = info
-			o, err := ws.watchRun(ctx, w, info, clear)
-			if err != nil {
+			o, completed, quit, err := run(info, clear)
+			switch {
+			case err != nil:
 				return err
+			case quit:
+				return nil
+			case !completed:
+				rerun = debounce == nil // an Enter: again now; a save: after the debounce
+				continue
 			}
 			clear = true
 			if o.done() {

@@ -117,6 +117,7 @@ func (ws *workspace) runCmd(ctx context.Context, limit time.Duration, name strin
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = ws.root
 	cmd.WaitDelay = 5 * time.Second
+	ownProcessGroup(cmd)
 	var out, errb bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &errb
@@ -153,6 +154,7 @@ func (ws *workspace) goTestStream(ctx context.Context, testTimeout time.Duration
 	cmd := exec.CommandContext(ctx, ws.goBin, full...)
 	cmd.Dir = ws.root
 	cmd.WaitDelay = 5 * time.Second
+	ownProcessGroup(cmd)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	out, err := cmd.StdoutPipe()
