@@ -15,6 +15,10 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // gather merges learners' `status -json` files into a class table:
@@ -48,7 +52,7 @@ func gather(args []string, stdout, stderr io.Writer) error {
 	var paths []string
 	for { // flags may come before, between or after the files
 		if err := fs.Parse(args); err != nil {
-			return errUsage
+			return badUsage("gather: %v (gather [-csv out.csv] FILE|DIR...)", err)
 		}
 		if fs.NArg() == 0 {
 			break
@@ -57,7 +61,7 @@ func gather(args []string, stdout, stderr io.Writer) error {
 		args = fs.Args()[1:]
 	}
 	if len(paths) == 0 {
-		return errUsage
+		return badUsage("gather needs the learners' status -json files, or a directory of them: gather [-csv out.csv] FILE|DIR...")
 	}
 	files, bad := expandResultPaths(paths)
 	var rows []*learnerRow
@@ -180,18 +184,42 @@ func readLearnerRow(file string) (*learnerRow, error) {
 	if err != nil {
 		return nil, err
 	}
+	data, err = decodeText(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
 	r, err := parseResultsV3(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	row := &learnerRow{file: file, learner: strings.TrimSpace(r.Learner), ranAt: r.RanAt, labs: map[int]*labCell{}}
-	if row.learner == "" {
-		row.learner = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	ranAt := ""
+	if r.RanAt != "" {
+		at, err := time.Parse(time.RFC3339, r.RanAt)
+		if err != nil {
+			return nil, fmt.Errorf("%s: ran_at %q is not an RFC 3339 time", file, r.RanAt)
+		}
+		ranAt = at.UTC().Format(time.RFC3339)
 	}
+	row := &learnerRow{file: file, learner: cleanCell(r.Learner), ranAt: ranAt, labs: map[int]*labCell{}}
+	if row.learner == "" {
+		row.learner = cleanCell(strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)))
+	}
+	type stepOfLab struct{ task, step int }
+	seen := map[stepOfLab]bool{}
 	for _, t := range r.Tests {
+		// A step listed twice counts once: a file cannot pass a lab by
+		// repeating a step.
+		key := stepOfLab{t.TaskID, t.Step}
+		if t.Step == 0 {
+			key.step = -len(seen) - 1 // no step number: every entry counts
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
 		c := row.labs[t.TaskID]
 		if c == nil {
-			c = &labCell{lab: t.Lab}
+			c = &labCell{lab: cleanCell(t.Lab)}
 			row.labs[t.TaskID] = c
 		}
 		c.steps++
@@ -396,13 +424,13 @@ func (t *classTable) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	head := []string{"learner"}
 	for _, id := range t.tasks {
-		head = append(head, t.header(id, true))
+		head = append(head, csvSafe(t.header(id, true)))
 	}
 	if err := cw.Write(append(head, "total", "ran_at")); err != nil {
 		return err
 	}
 	for _, r := range t.rows {
-		rec := []string{r.name}
+		rec := []string{csvSafe(r.name)}
 		for _, id := range t.tasks {
 			rec = append(rec, r.labs[id].text(" of "))
 		}
@@ -413,4 +441,56 @@ func (t *classTable) writeCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// cleanCell makes text from a learner's file safe to print in a table: no
+// control characters (no escape sequences, no line breaks or tabs that
+// forge rows), at most 60 runes.
+func cleanCell(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return ' '
+		}
+		return r
+	}, s)
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:59]) + "…"
+	}
+	return s
+}
+
+// csvSafe keeps a spreadsheet from reading a cell as a formula: text that
+// begins with = + - @ gets a leading apostrophe (OWASP's advice on CSV
+// injection).
+func csvSafe(s string) string {
+	if s != "" && strings.ContainsRune("=+-@", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+// decodeText returns data as UTF-8 without a byte-order mark: Windows
+// PowerShell 5.1's > writes UTF-16 with one, and Notepad may add a UTF-8
+// one.
+func decodeText(data []byte) ([]byte, error) {
+	switch {
+	case bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}):
+		return data[3:], nil
+	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}), bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
+		if len(data)%2 != 0 {
+			return nil, fmt.Errorf("UTF-16 with an odd number of bytes: the file is cut short")
+		}
+		big := data[0] == 0xFE
+		units := make([]uint16, 0, len(data)/2-1)
+		for i := 2; i+1 < len(data); i += 2 {
+			if big {
+				units = append(units, uint16(data[i])<<8|uint16(data[i+1]))
+			} else {
+				units = append(units, uint16(data[i+1])<<8|uint16(data[i]))
+			}
+		}
+		return []byte(string(utf16.Decode(units))), nil
+	}
+	return data, nil
 }

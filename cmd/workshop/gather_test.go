@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -183,4 +184,60 @@ func TestGatherBadFiles(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestGatherDistrustsItsInput: a learner's file is input an instructor's
+// spreadsheet and terminal must survive.
+func TestGatherDistrustsItsInput(t *testing.T) {
+	dir := t.TempDir()
+	base, err := os.ReadFile(filepath.Join("testdata", "gather", "alice.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, data []byte) {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	named := func(learner string) []byte {
+		quoted, _ := json.Marshal(learner)
+		return bytes.Replace(base, []byte(`"learner": "alice"`), append([]byte(`"learner": `), quoted...), 1)
+	}
+	write("formula.json", named(`=HYPERLINK("http://evil.example/","open")`))
+	write("escape.json", named("\x1b[2J\x1b[31mmallory\nbob\t9/9"))
+	// Windows PowerShell 5.1's > writes UTF-16LE with a byte-order mark.
+	utf16le := []byte{0xFF, 0xFE}
+	for _, r := range string(named("winnie")) {
+		utf16le = append(utf16le, byte(r), byte(r>>8))
+	}
+	write("winnie.json", utf16le)
+	write("bom.json", append([]byte{0xEF, 0xBB, 0xBF}, named("bomber")...))
+
+	csvPath := filepath.Join(t.TempDir(), "class.csv")
+	var out, errb bytes.Buffer
+	if err := gather([]string{dir, "-csv", csvPath}, &out, &errb); err != nil {
+		t.Fatalf("gather: %v\nstderr: %s", err, errb.String())
+	}
+	text := out.String()
+	if strings.ContainsAny(text, "\x1b") || strings.Contains(text, "\nbob") {
+		t.Errorf("control characters from a learner name reached the table:\n%q", text)
+	}
+	for _, want := range []string{"winnie", "bomber", "mallory bob 9/9"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the table lacks %q:\n%s", want, text)
+		}
+	}
+	f, _ := os.Open(csvPath)
+	defer f.Close()
+	records, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range records {
+		for _, cell := range rec {
+			if cell != "" && strings.ContainsRune("=+-@", rune(cell[0])) {
+				t.Errorf("CSV cell %q would be read as a formula", cell)
+			}
+		}
+	}
 }

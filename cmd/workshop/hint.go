@@ -344,6 +344,10 @@ func (ws *workspace) hint(ctx context.Context, args []string) error {
 // inWatch leaves out the failure (watch shows it) and says "type hint".
 func (ws *workspace) showHint(ctx context.Context, w *progress, l lab, reset, inWatch bool) error {
 	stateFile, stateErr := hintStatePath(ws.root)
+	root := ws.root
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r // one state whichever path leads to the repository
+	}
 
 	if reset {
 		if stateErr != nil {
@@ -354,7 +358,7 @@ func (ws *workspace) showHint(ctx context.Context, w *progress, l lab, reset, in
 		if note != "" {
 			fmt.Fprintf(w, "note: %s\n", note)
 		}
-		if !state.forget(ws.root, l.Name) && note == "" {
+		if !state.forget(root, l.Name) && note == "" {
 			fmt.Fprintf(w, "No hints of lab %s were shown yet; nothing to forget.\n", l.Num())
 			return nil
 		}
@@ -448,7 +452,7 @@ func (ws *workspace) showHint(ctx context.Context, w *progress, l lab, reset, in
 	if len(failing.Failed) > 0 {
 		failure = strings.Join(failing.Failed[0].failureLines(), "\n")
 	}
-	shown := state.shown(ws.root, l.Name, s)
+	shown := state.shown(root, l.Name, s)
 	pick, seen := -1, 0
 	for i := range list {
 		if shown&(1<<i) != 0 {
@@ -480,7 +484,7 @@ func (ws *workspace) showHint(ctx context.Context, w *progress, l lab, reset, in
 		return nil
 	}
 	printHint(w, list, pick, s)
-	state.setShown(ws.root, l.Name, s, shown|1<<pick)
+	state.setShown(root, l.Name, s, shown|1<<pick)
 	if err := state.save(stateFile); err != nil {
 		fmt.Fprintf(w, "\nnote: could not remember this hint (%v): the next call shows it again.\n", err)
 	}

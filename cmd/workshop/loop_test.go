@@ -267,7 +267,7 @@ func TestWatchSeesASave(t *testing.T) {
 }
 
 func TestCommandLine(t *testing.T) {
-	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}} {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"status", "-h"}, {"watch", "--help"}, {"reset", "05", "-h"}} {
 		var out, errb bytes.Buffer
 		if err := run(context.Background(), append([]string{"workshop"}, args...), &out, &errb); err != nil || !strings.Contains(out.String(), "usage: go run ./cmd/workshop") || errb.Len() != 0 {
 			t.Errorf("%v: got %v, stdout %q, stderr %q; want the usage on stdout and no error", args, err, out.String(), errb.String())
@@ -281,6 +281,7 @@ func TestCommandLine(t *testing.T) {
 		"watch -x":     "watch: unknown flag -x",
 		"-frobnicate":  "flag provided but not defined: -frobnicate",
 		"solution -yy": "solution: unknown flag -yy",
+		"gather":       "gather needs the learners' status -json files",
 	} {
 		err := run(context.Background(), append([]string{"workshop"}, strings.Fields(args)...), io.Discard, io.Discard)
 		var u *usageError

@@ -174,6 +174,8 @@ func main() {
 		os.Exit(2)
 	case errors.Is(err, errFailed):
 		os.Exit(1)
+	case errors.Is(err, context.Canceled):
+		os.Exit(130) // interrupted: the shell already shows ^C
 	case errors.As(err, &status):
 		os.Exit(status.code) // the running system's own (live)
 	default:
@@ -204,6 +206,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	// Validate arguments before touching the repository, so usage errors are
 	// reported the same way everywhere.
+	if cmd != "live" && cmd != "admin" && slices.ContainsFunc(rest, func(a string) bool { return a == "-h" || a == "-help" || a == "--help" }) {
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
 	var yes, manual bool
 	switch cmd {
 	case "status":

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -31,10 +32,18 @@ func (ws *workspace) reset(ctx context.Context, arg string, yes bool) error {
 	if !ok || !l.Present {
 		return noLab(arg, labs)
 	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return fmt.Errorf("reset needs git, which is not installed here: it takes the starter from git's objects")
+	}
 	if !ws.inGitCheckout(ctx) {
 		return fmt.Errorf("reset needs a git clone of the workshop: it takes the starter from git's objects (labs/starters.txt pins their ids); in a copy without .git, download the lab's files again instead")
 	}
+	// The committed manifest: a working copy edited by pin is not the
+	// starter the repository holds.
 	manifest, _, err := ws.readManifest()
+	if res := ws.git(ctx, "show", "HEAD:"+manifestPath); res.err == nil {
+		manifest, err = parseManifest(string(res.stdout))
+	}
 	if err != nil {
 		return err
 	}
@@ -90,7 +99,7 @@ func (ws *workspace) reset(ctx context.Context, arg string, yes bool) error {
 		}
 		blobs[f] = res.stdout
 	}
-	backup := filepath.Join(ws.root, filepath.FromSlash(backupDir), l.Name+"-"+time.Now().Format("20060102-150405"))
+	backup := ws.backupPath(l)
 	fmt.Fprintf(w, "Reset lab %s to its starter:\n", l.Num())
 	for _, f := range changed {
 		fmt.Fprintf(w, "  restore %s\n", f)
@@ -103,6 +112,19 @@ func (ws *workspace) reset(ctx context.Context, arg string, yes bool) error {
 		fmt.Fprintln(w, "Nothing changed.")
 		return nil
 	}
+	if err := os.MkdirAll(filepath.Dir(backup), 0o755); err != nil {
+		return err
+	}
+	for n := 2; ; n++ { // two resets in one second keep both backups
+		err := os.Mkdir(backup, 0o755)
+		if err == nil {
+			break
+		}
+		if !os.IsExist(err) || n > 100 {
+			return fmt.Errorf("making the backup directory: %w (nothing was reset)", err)
+		}
+		backup = ws.backupPath(l) + fmt.Sprintf("-%d", n)
+	}
 	var saved []string
 	for _, f := range append(slices.Clone(changed), extra...) {
 		data, err := os.ReadFile(ws.abs(f))
@@ -110,9 +132,6 @@ func (ws *workspace) reset(ctx context.Context, arg string, yes bool) error {
 			continue // a deleted starter file: nothing to keep
 		}
 		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(backup, 0o755); err != nil {
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(backup, path.Base(f)), data, 0o644); err != nil {
@@ -131,6 +150,13 @@ func (ws *workspace) reset(ctx context.Context, arg string, yes bool) error {
 		}
 	}
 	fmt.Fprintf(w, "Lab %s is the starter again.\n", l.Num())
+	if res := ws.git(ctx, "status", "--porcelain", "--", l.Dir()); res.err == nil {
+		for _, line := range splitLines(string(res.stdout)) {
+			if f := strings.TrimSpace(line[min(3, len(line)):]); strings.HasSuffix(f, "_test.go") {
+				fmt.Fprintf(w, "Not reset: %s differs from the repository (reset puts back only the files you edit; git checkout -- %s restores it).\n", f, f)
+			}
+		}
+	}
 	for _, base := range saved {
 		fmt.Fprintf(w, "Your %s is kept in %s\n", base, filepath.Join(backup, base))
 	}
@@ -144,6 +170,12 @@ func (ws *workspace) input() *bufio.Reader {
 		ws.in = bufio.NewReader(ws.stdin)
 	}
 	return ws.in
+}
+
+// backupPath is where reset keeps a lab's files: .workshop/backups/NN-name-
+// date-time.
+func (ws *workspace) backupPath(l lab) string {
+	return filepath.Join(ws.root, filepath.FromSlash(backupDir), l.Name+"-"+time.Now().Format("20060102-150405"))
 }
 
 // confirm asks question on stdout and reads a line from stdin: true for

@@ -312,11 +312,15 @@ func (ws *workspace) watchCommand(ctx context.Context, w *progress, cmd string, 
 		return false, nil
 	case "l", "list", "c", "check", "all":
 		fmt.Fprintln(w)
-		_, err := ws.runLabs(ctx, infos, w, func(w io.Writer, o labOutcome, cached bool) {
-			printLabLine(w, o)
-		})
+		outcomes, err := ws.runLabs(ctx, infos, w, func(io.Writer, labOutcome, bool) {})
+		if err != nil {
+			return false, err
+		}
+		for _, info := range infos {
+			printLabLine(w, outcomes[info.Name])
+		}
 		fmt.Fprintln(w, watchHelp)
-		return false, err
+		return false, nil
 	case "s", "solution":
 		l := infos[current].lab
 		if passed >= 0 {

@@ -59,6 +59,9 @@ func openWorkspace(dir string, stdout, stderr io.Writer) (*workspace, error) {
 	if module == "" {
 		return nil, fmt.Errorf("%s: no module line", filepath.Join(root, "go.mod"))
 	}
+	if _, err := os.Stat(filepath.Join(root, "labs")); err != nil {
+		return nil, fmt.Errorf("%s is not the workshop's repository (it has no labs/ directory): run the tool from inside the workshop, or name it with -C", root)
+	}
 	return &workspace{
 		stdin:  os.Stdin,
 		root:   root,
