@@ -85,6 +85,8 @@ func (ws *workspace) watch(ctx context.Context, arg string, manual bool) error {
 	}
 	// Typed commands, read on their own goroutine; closed at end of input.
 	commands := make(chan string)
+	stopped := make(chan struct{}) // watch has returned: nobody reads commands
+	defer close(stopped)
 	go func() {
 		defer close(commands)
 		for {
@@ -93,6 +95,8 @@ func (ws *workspace) watch(ctx context.Context, arg string, manual bool) error {
 				select {
 				case commands <- strings.ToLower(strings.TrimSpace(line)):
 				case <-ctx.Done():
+					return
+				case <-stopped:
 					return
 				}
 			}
