@@ -277,7 +277,7 @@ func (ws *workspace) check(ctx context.Context, arg string) error {
 	}
 	for _, s := range o.steps {
 		if s.State != stepPassed {
-			fmt.Fprintf(w, "Next: %s -> read %s, run go test %s\n", info.stepTitle(s.N), info.stepLink(s.N), l.Pattern())
+			fmt.Fprintf(w, "Next: %s -> read %s, then run go run ./cmd/workshop watch %s\n", info.stepTitle(s.N), info.stepLink(s.N), l.Num())
 			fmt.Fprintf(w, "Stuck? go run ./cmd/workshop hint %s shows a hint for it, one per call.\n", l.Num())
 			break
 		}
