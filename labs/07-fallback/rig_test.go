@@ -2,9 +2,11 @@ package fallback_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,15 +88,73 @@ type homeView struct {
 type lab struct {
 	sys     *system.System
 	gameDay *fooddelivery.GameDay
+	deps    gateway.Deps // the gateway's dependencies as your Wrap returned them, for tests that call them directly
 }
 
 func start(t *testing.T) *lab {
 	t.Helper()
-	gd := &fooddelivery.GameDay{}
-	sys := labtest.StartSystem(t, system.Config{
-		Fallbacks: func(d gateway.Deps) (gateway.Deps, func()) { return fallback.Wrap(d, gd) },
+	return startBelow(t, nil)
+}
+
+// startBelow starts the system with below (unless nil) laid between the
+// gateway's clients and your fallbacks, the way other labs' patterns (a
+// circuit breaker, a bulkhead) sit below them in production.
+func startBelow(t *testing.T, below func(gateway.Deps) gateway.Deps) *lab {
+	t.Helper()
+	l := &lab{gameDay: &fooddelivery.GameDay{}}
+	l.sys = labtest.StartSystem(t, system.Config{
+		Fallbacks: func(d gateway.Deps) (gateway.Deps, func()) {
+			if below != nil {
+				d = below(d)
+			}
+			wrapped, stop := fallback.Wrap(d, l.gameDay)
+			l.deps = wrapped
+			return wrapped, stop
+		},
 	})
-	return &lab{sys: sys, gameDay: gd}
+	return l
+}
+
+// refusingMenu is a layer below the fallbacks that, once refuse is set,
+// refuses every menu read without calling the menu service, the way an
+// open circuit breaker (lab 05) or a full bulkhead (lab 06) does.
+type refusingMenu struct {
+	fooddelivery.MenuReader
+	refuse atomic.Pointer[error]
+}
+
+func (r *refusingMenu) Restaurants(ctx context.Context) ([]fooddelivery.Restaurant, error) {
+	if err := r.refuse.Load(); err != nil {
+		return nil, *err
+	}
+	return r.MenuReader.Restaurants(ctx)
+}
+
+func (r *refusingMenu) Menu(ctx context.Context, restaurantID string) (fooddelivery.Menu, error) {
+	if err := r.refuse.Load(); err != nil {
+		return fooddelivery.Menu{}, *err
+	}
+	return r.MenuReader.Menu(ctx, restaurantID)
+}
+
+// isFallback reports whether err is (or wraps) a *gateway.FallbackError,
+// and its code.
+func isFallback(err error) (string, bool) {
+	var fe *gateway.FallbackError
+	if errors.As(err, &fe) {
+		return fe.Code, true
+	}
+	return "", false
+}
+
+// priceOf returns the price of dish id in ds, 0 if it is not there.
+func priceOf(ds []fooddelivery.Dish, id string) int {
+	for _, d := range ds {
+		if d.ID == id {
+			return d.PriceCents
+		}
+	}
+	return 0
 }
 
 // query sends a GraphQL query as token and returns the response and how

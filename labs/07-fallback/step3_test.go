@@ -1,11 +1,14 @@
 package fallback_test
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/labtest"
 )
@@ -68,6 +71,51 @@ func TestStep3AnonymousVisitorsGetPopularDishesInTime(t *testing.T) {
 				"recommendations come from Popular) took %v and showed %v (%s); want the popular dishes %v within %v. "+
 				"Popular is a read like the others: bound it with fallback.ReadBudget, and when it fails serve the last "+
 				"popular list you kept.", took, ids, summary(resp), popular, pageLimit)
+		}
+	})
+}
+
+// TestStep3PopularCacheIsNotTheCallersSlice edits the popular dishes the
+// wrapper returned, the way a caller may, and checks that the kept list,
+// served by Popular and by the Recommendations fallback, still says what
+// the menu service said.
+func TestStep3PopularCacheIsNotTheCallersSlice(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		const edited = 1 // cents: the price a careless caller writes into its copy
+		l := start(t)
+		ctx := context.Background()
+		list, err := l.deps.Recs.Popular(ctx)
+		require.NoError(t, err, "step 3: with the menu service healthy, Popular must succeed")
+		require.NotEmpty(t, list, "step 3: the healthy menu service lists popular dishes")
+		want := slices.Clone(list)
+		for i := range list {
+			list[i].PriceCents = edited
+		}
+		l.breakRoutes(t, answers503.fault, "menu", popularRoute, recsRoute)
+		after := "the first caller edited the popular list it got from the healthy service"
+		for _, m := range []struct {
+			name string
+			call func() ([]fooddelivery.Dish, error)
+		}{
+			{"Popular", func() ([]fooddelivery.Dish, error) { return l.deps.Recs.Popular(ctx) }},
+			{"Recommendations", func() ([]fooddelivery.Dish, error) { return l.deps.Recs.Recommendations(ctx, "alice") }},
+			{"Popular", func() ([]fooddelivery.Dish, error) { return l.deps.Recs.Popular(ctx) }},
+		} {
+			served, err := m.call()
+			if !slices.Equal(served, want) {
+				got := 0
+				if len(served) > 0 {
+					got = served[0].PriceCents
+				}
+				t.Fatalf("step 3: %s (every price set to %d cent); then the menu service answered 503 and %s served "+
+					"%d dishes, the first at %d cents (error: %v), where the service had listed %d, the first at %d cents. "+
+					"The kept popular list shares its slice with its callers: keep a copy (slices.Clone) and serve a copy.",
+					after, edited, m.name, len(served), got, firstWords(fmt.Sprint(err), 80), len(want), want[0].PriceCents)
+			}
+			for i := range served {
+				served[i].PriceCents = edited
+			}
+			after = "the previous caller edited the list " + m.name + " served it from the cache"
 		}
 	})
 }

@@ -186,3 +186,52 @@ func TestStep2EveryServerErrorReleasesTheKey(t *testing.T) {
 		}
 	})
 }
+
+// TestStep2StoredOutcomeIsFinal sends a key's Finish twice: the answer the
+// charge produced first is the one its client may have seen, so a late
+// second Finish must not replace it (nor, with a 5xx, release the key and
+// let a retry charge again). A Finish for a key no Begin reserved stores
+// nothing either.
+func TestStep2StoredOutcomeIsFinal(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+		store := idempotency.NewKeyStore()
+		req := fooddelivery.ChargeRequest{OrderID: "ord-final", AmountCents: 2400, Card: "tok_visa"}
+		const firstBody = `{"id":"ch_1","order_id":"ord-final","amount_cents":2400}`
+		late := []struct {
+			what   string
+			status int
+			body   string
+		}{
+			{"a decline", http.StatusPaymentRequired, `{"code":"card_declined"}`},
+			{"another success", http.StatusCreated, `{"id":"ch_2","order_id":"ord-final","amount_cents":2400}`},
+			{"a server error", http.StatusServiceUnavailable, `{"error":"unavailable"}`},
+		}
+		for _, l := range late {
+			key := fmt.Sprint("test/charge/ord-final-", l.status, "-", len(l.body))
+			if o, err := store.Begin(key, req); o != nil || err != nil {
+				t.Fatalf("step 2: Begin with the fresh key %q returned %s; nil, nil lets the charge run", key, begun(o, err))
+			}
+			store.Finish(key, payment.Outcome{Status: http.StatusCreated, Body: []byte(firstBody)})
+			store.Finish(key, payment.Outcome{Status: l.status, Body: []byte(l.body)})
+			o, err := store.Begin(key, req)
+			if err != nil || o == nil || o.Status != http.StatusCreated || string(o.Body) != firstBody {
+				got := begun(o, err)
+				if o != nil {
+					got += fmt.Sprintf(" with the body `%s`", o.Body)
+				}
+				t.Fatalf("step 2: Finish stored a %d for key %q, then a late second Finish for the same key came with %s "+
+					"(%d); the retry's Begin returned %s, where the first outcome was %d `%s`. The first outcome is "+
+					"what the charge did and what its client may have seen: once stored it is final, and Finish for a "+
+					"key that already has an outcome does nothing.", http.StatusCreated, key, l.what, l.status, got,
+					http.StatusCreated, firstBody)
+			}
+		}
+		const never = "test/charge/ord-never-begun"
+		store.Finish(never, payment.Outcome{Status: http.StatusCreated, Body: []byte(firstBody)})
+		if o, err := store.Begin(never, req); o != nil || err != nil {
+			t.Fatalf("step 2: Finish came with a %d for key %q, which no Begin had reserved; then the first Begin with "+
+				"that key returned %s instead of nil, nil. Finish stores an outcome only for a key in flight: a key "+
+				"nobody reserved ran no charge, so there is nothing to replay.", http.StatusCreated, never, begun(o, err))
+		}
+	})
+}

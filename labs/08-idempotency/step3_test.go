@@ -52,18 +52,24 @@ func TestStep3KeyReusedForAnyOtherRequestIsRejected(t *testing.T) {
 			{"another card", fooddelivery.ChargeRequest{OrderID: "ord-reuse", AmountCents: 2400, Card: "tok_mastercard"}},
 			{"another amount", fooddelivery.ChargeRequest{OrderID: "ord-reuse", AmountCents: 9900, Card: "tok_visa"}},
 		}
-		for _, code := range []int{http.StatusCreated, http.StatusPaymentRequired} {
+		// 0: the first request is still in flight (Begin ran, Finish has not).
+		for _, code := range []int{0, http.StatusCreated, http.StatusPaymentRequired} {
 			key := fmt.Sprint("test/charge/ord-reuse-", code)
 			if o, err := store.Begin(key, req); o != nil || err != nil {
 				t.Fatalf("step 3: Begin with the fresh key %q returned %s; nil, nil lets the charge run", key, begun(o, err))
 			}
-			store.Finish(key, payment.Outcome{Status: code, Body: []byte(`{}`)})
+			state := "is still charging it (Begin ran 0s ago, Finish has not)"
+			if code != 0 {
+				store.Finish(key, payment.Outcome{Status: code, Body: []byte(`{}`)})
+				state = fmt.Sprintf("got a %d", code)
+			}
 			for _, other := range others {
 				if o, err := store.Begin(key, other.req); !errors.Is(err, payment.ErrKeyMismatch) {
-					t.Fatalf("step 3: key %q charged order %s, %d cents on %s and got a %d; then Begin got the same key "+
+					t.Fatalf("step 3: key %q charged order %s, %d cents on %s and %s; then Begin got the same key "+
 						"for %s (order %s, %d cents on %s) and returned %s. Any difference in the request, "+
-						"whatever the first outcome, is a mismatch: compare the whole request (!=) before replaying, "+
-						"and return payment.ErrKeyMismatch (422).", key, req.OrderID, req.AmountCents, req.Card, code,
+						"whatever the first outcome and even while the first request is in flight, is a mismatch: "+
+						"compare the whole request (!=) before anything else, and return payment.ErrKeyMismatch (422), "+
+						"not 409: a retry can never cure a mismatch.", key, req.OrderID, req.AmountCents, req.Card, state,
 						other.what, other.req.OrderID, other.req.AmountCents, other.req.Card, begun(o, err))
 				}
 			}

@@ -180,3 +180,54 @@ func TestStep4AbandonedReservationExpires(t *testing.T) {
 		}
 	})
 }
+
+// TestStep4EveryAbandonedReservationExpires abandons several reservations,
+// a second apart, among keys that finished: once their locks have timed
+// out, every abandoned key is free, not only the first.
+func TestStep4EveryAbandonedReservationExpires(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		const keys = 6
+		store := idempotency.NewKeyStore()
+		finished := func(i int) bool { return i%3 == 1 } // keys 1 and 4 finish; 0, 2, 3 and 5 are abandoned
+		key := func(i int) string { return fmt.Sprint("test/charge/ord-abandoned-", i) }
+		req := func(i int) fooddelivery.ChargeRequest {
+			return fooddelivery.ChargeRequest{OrderID: fmt.Sprint("ord-abandoned-", i), AmountCents: 2400, Card: "tok_visa"}
+		}
+		abandoned, done := 0, 0
+		for i := range keys {
+			if i > 0 {
+				time.Sleep(time.Second)
+			}
+			if o, err := store.Begin(key(i), req(i)); o != nil || err != nil {
+				t.Fatalf("step 4: Begin with the fresh key %q returned %s; nil, nil lets the charge run", key(i), begun(o, err))
+			}
+			if finished(i) {
+				store.Finish(key(i), payment.Outcome{Status: http.StatusCreated, Body: []byte(`{"id":"ch_1"}`)})
+				done++
+			} else {
+				abandoned++
+			}
+		}
+		freeBy := 2 * payment.ProcessorTimeout
+		time.Sleep(freeBy)
+		if n := store.Len(); n != done {
+			t.Fatalf("step 4: %d reservations were abandoned (Begin without Finish), a second apart, beside %d keys "+
+				"that finished; %v after the last Begin (the processor's deadline is %v) Len reports %d keys, want %d: "+
+				"the finished ones. Every reservation whose lock timed out must be dropped, not only the first: "+
+				"sweep all that are due.", abandoned, done, freeBy, payment.ProcessorTimeout, n, done)
+		}
+		for i := range keys {
+			o, err := store.Begin(key(i), req(i))
+			switch {
+			case finished(i) && (err != nil || o == nil || o.Status != http.StatusCreated):
+				t.Fatalf("step 4: key %q finished with a %d about %v ago, well within KeyTTL = %v; a retry got %s: "+
+					"a finished key is replayed until it expires.", key(i), http.StatusCreated, freeBy, idempotency.KeyTTL, begun(o, err))
+			case !finished(i) && (o != nil || err != nil):
+				t.Fatalf("step 4: %d reservations were abandoned a second apart; %v after the last Begin (the processor's "+
+					"deadline is %v) a retry with abandoned key %q (number %d of %d) got %s. Its lock has timed out, "+
+					"so the key is free: nil, nil lets the retry charge. Every timed-out reservation must be dropped, "+
+					"not only the first.", abandoned, freeBy, payment.ProcessorTimeout, key(i), i+1, keys, begun(o, err))
+			}
+		}
+	})
+}
