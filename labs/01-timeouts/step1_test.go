@@ -3,6 +3,7 @@ package timeouts_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -106,49 +107,54 @@ func TestStep1SlowButTimelyPaymentSucceeds(t *testing.T) {
 // time is exact, so a payment answering a microsecond before the budget ends
 // must succeed and one answering a microsecond after it must time out. Any
 // timeout shorter than the budget (95% of it, or the budget less a "safety"
-// margin) fails the first case; any longer one fails the second.
+// margin) fails the first case; any longer one fails the second. It does so
+// for short budgets too (500ms, 20ms): a floor under the timeout ("never
+// less than a second") or a rounding of it stretches a short budget.
 func TestStep1TimeoutIsTheWholeBudget(t *testing.T) {
 	const edge = time.Microsecond
-	t.Run("answers just inside the budget", func(t *testing.T) {
-		labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
-			sys := start(t, 1, budget, 10)
-			require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Latency: budget - edge}))
+	for _, budget := range []time.Duration{budget, 500 * time.Millisecond, 20 * time.Millisecond} {
+		t.Run(fmt.Sprintf("%v budget, answers just inside it", budget), func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+				sys := start(t, 1, budget, 10)
+				require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Latency: budget - edge}))
 
-			began := time.Now()
-			_, err := sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
-			took := time.Since(began)
-			if err != nil && errors.Is(err, fooddelivery.ErrTimeout) {
-				t.Fatalf("step 1: payment answered in %v, %v before the %v budget ran out, but PlaceOrder timed out after %v "+
-					"(%.2f%% of the budget): %v.\nA timeout shorter than the budget fails every call that answers in its last "+
-					"%v, although the caller is still waiting. The timeout is the whole budget you are given, with no margin "+
-					"taken off.", budget-edge, edge, budget, took, 100*float64(took)/float64(budget), err, budget-took)
-			}
-			if err != nil {
-				t.Fatalf("step 1: payment answered in %v, inside the %v budget, but PlaceOrder failed after %v with %q, "+
-					"which is not a timeout.", budget-edge, budget, took, err)
-			}
+				began := time.Now()
+				_, err := sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
+				took := time.Since(began)
+				if err != nil && errors.Is(err, fooddelivery.ErrTimeout) {
+					t.Fatalf("step 1: payment answered in %v, %v before the %v budget ran out, but PlaceOrder timed out after %v "+
+						"(%.2f%% of the budget): %v.\nA timeout shorter than the budget fails every call that answers in its last "+
+						"%v, although the caller is still waiting. The timeout is the whole budget you are given, with no margin "+
+						"taken off.", budget-edge, edge, budget, took, 100*float64(took)/float64(budget), err, budget-took)
+				}
+				if err != nil {
+					t.Fatalf("step 1: payment answered in %v, inside the %v budget, but PlaceOrder failed after %v with %q, "+
+						"which is not a timeout.", budget-edge, budget, took, err)
+				}
+			})
 		})
-	})
-	t.Run("answers just after the budget", func(t *testing.T) {
-		labtest.Run(t, labtest.Options{Step: 1, Stuck: "PlaceOrder was still waiting for a payment slower than the budget"}, func(t *testing.T) {
-			sys := start(t, 1, budget, 10)
-			require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Latency: budget + edge}))
+		t.Run(fmt.Sprintf("%v budget, answers just after it", budget), func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 1, Stuck: "PlaceOrder was still waiting for a payment slower than the budget"}, func(t *testing.T) {
+				sys := start(t, 1, budget, 10)
+				require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Latency: budget + edge}))
 
-			began := time.Now()
-			_, err := sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
-			took := time.Since(began)
-			if err == nil {
-				t.Fatalf("step 1: payment answered in %v, %v after the %v budget ran out, and PlaceOrder waited %v for it and "+
-					"succeeded: the client's timeout is longer than the budget (or there is none), so the order service waits "+
-					"past the point where its budget is spent. The timeout is the budget, not more.", budget+edge, edge, budget, took)
-			}
-			if took > budget || !errors.Is(err, fooddelivery.ErrTimeout) {
-				t.Fatalf("step 1: payment answered only after the %v budget (%v), so PlaceOrder must fail as a timeout at %v; "+
-					"it failed after %v with %q (errors.Is(err, fooddelivery.ErrTimeout) = %v).",
-					budget, budget+edge, budget, took, err, errors.Is(err, fooddelivery.ErrTimeout))
-			}
+				began := time.Now()
+				_, err := sys.Orders().PlaceOrder(context.Background(), "alice", pizza)
+				took := time.Since(began)
+				if err == nil {
+					t.Fatalf("step 1: payment answered in %v, %v after the %v budget ran out, and PlaceOrder waited %v for it and "+
+						"succeeded: the client's timeout is longer than the budget (or there is none), so the order service waits "+
+						"past the point where its budget is spent. The timeout is the budget, not more, however short the "+
+						"budget: no floor, no rounding.", budget+edge, edge, budget, took)
+				}
+				if took > budget || !errors.Is(err, fooddelivery.ErrTimeout) {
+					t.Fatalf("step 1: payment answered only after the %v budget (%v), so PlaceOrder must fail as a timeout at %v; "+
+						"it failed after %v with %q (errors.Is(err, fooddelivery.ErrTimeout) = %v).",
+						budget, budget+edge, budget, took, err, errors.Is(err, fooddelivery.ErrTimeout))
+				}
+			})
 		})
-	})
+	}
 }
 
 func TestStep1FailedPaymentIsNotRetried(t *testing.T) {

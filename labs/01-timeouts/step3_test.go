@@ -2,6 +2,7 @@ package timeouts_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -31,6 +32,17 @@ func TestStep3TimeoutFromMeasuredLatencies(t *testing.T) {
 		{"99% of 10 samples", latencies(9, 10), 0.99},
 		{"a rate a hair below 1 of 1000 samples", latencies(10, 1000), 0.9999999999999},
 		{"one sample", []time.Duration{80 * time.Millisecond}, 0.5},
+		// rate x n a hair below a whole number in float64 (0.29 x 100 =
+		// 28.999999999999996): the count allowed above is still 29.
+		{"29% of 100 samples", latencies(11, 100), 0.29},
+		{"14.5% of 200 samples", latencies(12, 200), 0.145},
+		{"4.3% of 10000 samples", latencies(13, 10000), 0.043},
+		{"57% of 100 samples", latencies(14, 100), 0.57},
+		// (1 - rate) x n a hair above a whole number in float64 ((1 - 0.99)
+		// x 1000 = 10.000000000000009): a rank taken from 1 - rate is one off.
+		{"99% of 1000 samples", latencies(15, 1000), 0.99},
+		{"70% of 10 samples", latencies(16, 10), 0.70},
+		{"95% of 20 samples", latencies(17, 20), 0.95},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -63,8 +75,8 @@ func TestStep3TimeoutFromMeasuredLatencies(t *testing.T) {
 				}
 				if float64(atOrAbove) <= allowed {
 					t.Errorf("step 3: a timeout of %v is longer than needed: only %d of %d samples reach it, and %v allows %.1f "+
-						"to time out. The timeout is the smallest sample that at most %.1f samples exceed.",
-						got, atOrAbove, len(c.samples), c.rate, allowed, allowed)
+						"to time out. The timeout is the smallest sample that at most %.1f samples exceed.%s",
+						got, atOrAbove, len(c.samples), c.rate, allowed, allowed, floatNote(c.rate, len(c.samples)))
 				}
 			})
 		})
@@ -121,4 +133,24 @@ func TestStep3OrdinarySlowPaymentsSucceed(t *testing.T) {
 				3*sorted[len(sorted)-1], took, err, timeout)
 		}
 	})
+}
+
+// floatNote explains, when rate x n or (1 - rate) x n is not a whole number
+// in float64 although it is one in decimal, what the float arithmetic gave.
+func floatNote(rate float64, n int) string {
+	p, q := rate*float64(n), (1-rate)*float64(n)
+	offP := p != math.Round(p) && math.Abs(p-math.Round(p)) < 1e-6
+	offQ := q != math.Round(q) && math.Abs(q-math.Round(q)) < 1e-6
+	switch {
+	case offP && offQ:
+		return fmt.Sprintf(" In float64, %v x %d = %v and (1 - %v) x %d = %v, neither the whole number it is in decimal: "+
+			"whichever you compute, round off the float error before taking the floor or the ceiling.", rate, n, p, rate, n, q)
+	case offP:
+		return fmt.Sprintf(" In float64, %v x %d = %v, not %v: round off the float error before taking the floor.",
+			rate, n, p, math.Round(p))
+	case offQ:
+		return fmt.Sprintf(" In float64, (1 - %v) x %d = %v, not %v: a rank computed from 1 - rate carries the float error; "+
+			"count the samples allowed above (rate x n) instead, rounding off the float error.", rate, n, q, math.Round(q))
+	}
+	return ""
 }

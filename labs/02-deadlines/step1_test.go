@@ -179,3 +179,39 @@ func TestStep1TransportWritesOnACopy(t *testing.T) {
 		}
 	})
 }
+
+// TestStep1BadSettingsPanic checks that a configuration error is refused
+// when the service is built, not discovered request by request: an own
+// budget of zero or less would refuse (or expire) every request that
+// carries no header, a negative need or hop has no meaning.
+func TestStep1BadSettingsPanic(t *testing.T) {
+	cases := []struct {
+		name  string
+		build func()
+		note  string
+	}{
+		{"Middleware(0s, 250ms)", func() { deadlines.Middleware(0, need) },
+			" With own 0 every caller that sends no budget is refused (or handed an expired context)."},
+		{"Middleware(-10s, 250ms)", func() { deadlines.Middleware(-own, need) },
+			" With a negative own every caller that sends no budget is refused (or handed an expired context)."},
+		{"Middleware(10s, -1ms)", func() { deadlines.Middleware(own, -time.Millisecond) }, ""},
+		{"Transport(base, -1ms)", func() { deadlines.Transport(http.DefaultTransport, -time.Millisecond) },
+			" A negative hop allowance would promise the callee more time than the caller has."},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+				panicked := func() (p any) {
+					defer func() { p = recover() }()
+					c.build()
+					return nil
+				}()
+				if panicked == nil {
+					t.Fatalf("step 1: %s returned without panicking. own must be above 0, need and hop at least 0: "+
+						"anything else is a configuration error, and it must stop the service as it is built (panic), "+
+						"not surface later as refused requests.%s", c.name, c.note)
+				}
+			})
+		})
+	}
+}

@@ -3,6 +3,7 @@ package deadlines_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -75,6 +76,32 @@ func TestStep2EnoughBudgetStillWorks(t *testing.T) {
 		}
 		assert.Equal(t, 1, sys.Ledger.ChargesFor(placed.ID), "step 2: the order is charged exactly once")
 	})
+}
+
+// TestStep2BudgetOfExactlyNeedIsAccepted checks the boundary of the fast
+// failure: a budget equal to need is enough (need is the least the work
+// can be done in), so only a budget below need is refused.
+func TestStep2BudgetOfExactlyNeedIsAccepted(t *testing.T) {
+	for _, need := range []time.Duration{need, 400 * time.Millisecond} {
+		t.Run(fmt.Sprintf("%v of %v", need, need), func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+				sys := startWith(t, nil, 0, own, need, hop)
+				require.NoError(t, sys.Faults.Set("menu", "GET /restaurants/{id}/menu", faults.Fault{Latency: 10 * time.Millisecond}))
+				require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Latency: 10 * time.Millisecond}))
+
+				began := time.Now()
+				placed, err := placeWithHeader(context.Background(), sys, strconv.Itoa(int(need.Milliseconds())))
+				if err != nil {
+					t.Fatalf("step 2: the caller sent %s: %d, exactly the %v the order service (Middleware(own, %v)) needs, "+
+						"and menu and payment took 10ms each; the checkout ended after %v with %s, having sent %d request(s) "+
+						"to the menu service.\nneed is the least the work can be done in: a budget equal to it fits. Refuse "+
+						"only a budget below need (budget < need, not <=).",
+						fooddelivery.HeaderTimeoutMs, need.Milliseconds(), need, need, time.Since(began), outcome(err), labtest.MenuCalls(sys))
+				}
+				assert.Equal(t, 1, sys.Ledger.ChargesFor(placed.ID), "step 2: the order is charged exactly once")
+			})
+		})
+	}
 }
 
 func TestStep2NothingLeftIsNotSent(t *testing.T) {

@@ -3,6 +3,7 @@ package deadlines_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -53,7 +54,14 @@ func TestStep4BadBudgetsAreNeverTrusted(t *testing.T) {
 				}
 				ms, err := strconv.ParseInt(atPayment.value, 10, 64)
 				passed := time.Duration(ms) * time.Millisecond
-				if err != nil || passed > own-hop || passed < own-hop-slack {
+				switch {
+				case err == nil && passed > own-hop && passed <= own:
+					// The value was ignored as it must be; the hop was not taken off.
+					t.Fatalf("step 4: the caller sent %s: %q; the order service worked within its own %v, as it must, but "+
+						"passed %q on to payment: %v, more than its own %v less the %v hop allowance (%v). Your Transport "+
+						"must write what is left of the context's deadline LESS the hop (step 1), whatever the caller sent.",
+						fooddelivery.HeaderTimeoutMs, c.value, own, atPayment.value, passed, own, hop, own-hop)
+				case err != nil || passed > own-hop || passed < own-hop-slack:
 					t.Fatalf("step 4: the caller sent %s: %q; the order service passed %q on to payment. "+
 						"It must fall back to its own %v budget (clamp or ignore the value, never let it extend anything), "+
 						"and pass on %v less the hop allowance.%s", fooddelivery.HeaderTimeoutMs, c.value, atPayment.value, own, own, c.note)
@@ -67,6 +75,44 @@ func TestStep4BadBudgetsAreNeverTrusted(t *testing.T) {
 					t.Fatalf("step 4: the caller sent %s: %q and payment hung; the order service answered after %v with %v. "+
 						"No header value may stretch the order service past its own %v: answer 504 by then.",
 						fooddelivery.HeaderTimeoutMs, c.value, took, err, own)
+				}
+			})
+		})
+	}
+}
+
+// TestStep4LeadingZerosAreDecimal checks that a well-formed value with
+// leading zeros (at most 8 digits) is the decimal number it spells:
+// "01500" is 1500ms, not 832ms (octal) and not malformed.
+func TestStep4LeadingZerosAreDecimal(t *testing.T) {
+	cases := []struct {
+		value   string
+		callers time.Duration
+	}{
+		{"01500", 1500 * time.Millisecond},
+		{"00000900", 900 * time.Millisecond},
+	}
+	for _, c := range cases {
+		t.Run(c.value, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 4, Stuck: "PlaceOrder was still waiting for the hanging payment service"}, func(t *testing.T) {
+				sys := start(t, nil)
+				require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Hang: hang}))
+
+				began := time.Now()
+				_, err := placeWithHeader(context.Background(), sys, c.value)
+				took := time.Since(began)
+				if took > c.callers+slack || took < c.callers-slack || !errors.Is(err, fooddelivery.ErrTimeout) {
+					why := ""
+					if octal, perr := strconv.ParseInt(c.value, 8, 64); perr == nil && (took-time.Duration(octal)*time.Millisecond).Abs() <= slack {
+						why = fmt.Sprintf(" %v is %q read as octal (%d): a leading zero must not change the base "+
+							"(strconv.ParseInt(v, 10, 64), not base 0).", took.Round(time.Millisecond), c.value, octal)
+					} else if (took - own).Abs() <= slack {
+						why = fmt.Sprintf(" %v is the order service's own budget: the value was treated as malformed, but "+
+							"%q is %d digits, all decimal, so it is well formed.", own, c.value, len(c.value))
+					}
+					t.Fatalf("step 4: the caller sent %s: %q and payment hung; the order service answered after %v with %v. "+
+						"Leading zeros are allowed (within 8 digits) and the number is decimal: %q is %v, so it must answer "+
+						"504 (a timeout) after %v.%s", fooddelivery.HeaderTimeoutMs, c.value, took, err, c.value, c.callers, c.callers, why)
 				}
 			})
 		})

@@ -30,6 +30,8 @@ func TestStep2WhichRequestsAreIdempotent(t *testing.T) {
 		}
 		return r
 	}
+	empty := req(http.MethodGet, "")
+	empty.Method = "" // http.NewRequest turns "" into "GET"; a request built as a literal keeps it
 	cases := []struct {
 		what string
 		req  *http.Request
@@ -37,6 +39,7 @@ func TestStep2WhichRequestsAreIdempotent(t *testing.T) {
 		why  string
 	}{
 		{"GET", req(http.MethodGet, ""), true, "a read changes nothing"},
+		{`the empty method ""`, empty, true, `net/http sends a request whose Method is "" as a GET (see http.Request.Method)`},
 		{"HEAD", req(http.MethodHead, ""), true, "a read changes nothing"},
 		{"OPTIONS", req(http.MethodOptions, ""), true, "a read changes nothing"},
 		{"TRACE", req(http.MethodTrace, ""), true, "a safe method (RFC 9110, section 9.2.1), like GET"},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -18,6 +19,10 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/labtest"
 	retries "github.com/gophereats/resilience/labs/03-retries"
 )
+
+// maxSeconds is the longest whole number of seconds a time.Duration holds
+// (about 292 years).
+const maxSeconds = time.Duration(math.MaxInt64/int64(time.Second)) * time.Second
 
 func TestStep4ParseRetryAfter(t *testing.T) {
 	now := time.Date(2026, time.March, 14, 12, 0, 0, 0, time.UTC)
@@ -34,6 +39,13 @@ func TestStep4ParseRetryAfter(t *testing.T) {
 		{"Sat, 14 Mar 2026 11:59:00 GMT", 0, true},                   // already past: no wait
 		{"", 0, false},
 		{"-5", 0, false},
+		{"+5", 0, false},   // a sign, even a plus, is not delta-seconds (digits only)
+		{"+120", 0, false}, // the same
+		// Seconds too many for a Duration (over about 292 years) mean the
+		// longest wait one holds, never a product that wrapped around.
+		{"9223372037", maxSeconds, true},
+		{"10000000000", maxSeconds, true},
+		{"99999999999999999999", maxSeconds, true}, // beyond uint64 too
 		{"1.5", 0, false},
 		{"soon", 0, false},
 	}
@@ -44,9 +56,32 @@ func TestStep4ParseRetryAfter(t *testing.T) {
 				h.Set("Retry-After", c.header)
 			}
 			got, ok := retries.RetryAfter(h, now)
+			if c.want == maxSeconds {
+				// The longest wait, whether truncated to whole seconds or not.
+				if !ok || got < maxSeconds {
+					why := "Multiplying that many seconds by time.Second overflows and wraps around to a shorter (here " +
+						"negative) wait, after which the retry goes out: cap the seconds before multiplying."
+					if !ok {
+						why = "It is delta-seconds (digits only) and well formed however long: even a number too large " +
+							"for strconv.ParseUint (beyond uint64) is the longest wait, not a malformed header."
+					} else if got > 0 {
+						why = "Multiplying that many seconds by time.Second overflows and wraps around to a shorter wait: " +
+							"cap the seconds before multiplying."
+					}
+					t.Errorf("step 4: RetryAfter(%q) at %s = (%v, %v); %s seconds is more than a time.Duration holds, so it "+
+						"must be the longest wait one holds, (%v, true) or more, which is beyond any MaxDelay. %s",
+						c.header, now.Format(time.DateTime), got, ok, c.header, maxSeconds, why)
+				}
+				continue
+			}
 			if got != c.want || ok != c.ok {
-				t.Errorf("step 4: RetryAfter(%q) at %s = (%v, %v), want (%v, %v)",
-					c.header, now.Format(time.DateTime), got, ok, c.want, c.ok)
+				why := ""
+				if c.header != "" && (c.header[0] == '+' || c.header[0] == '-') {
+					why = ": delta-seconds are digits only, so a signed number (plus or minus) is malformed " +
+						"(strconv.Atoi and ParseInt accept a sign)"
+				}
+				t.Errorf("step 4: RetryAfter(%q) at %s = (%v, %v), want (%v, %v)%s",
+					c.header, now.Format(time.DateTime), got, ok, c.want, c.ok, why)
 			}
 		}
 	})
@@ -175,6 +210,8 @@ func TestStep4RetryAfterBeyondMaxDelay(t *testing.T) {
 			return now.Add(3 * time.Second).UTC().Format(http.TimeFormat)
 		}, 0},
 		{"Retry-After as an HTTP-date in year 9999", 0, func(time.Time) string { return farFuture }, 0},
+		{"Retry-After: 10000000000, more seconds than a Duration holds", 0, func(time.Time) string { return "10000000000" }, 0},
+		{"Retry-After: 9223372037, one second more than a Duration holds", 0, func(time.Time) string { return "9223372037" }, 0},
 		{"Retry-After: 5 with MaxDelay 10s", 10 * time.Second, func(time.Time) string { return "5" }, 5 * time.Second},
 	}
 	for _, c := range cases {
