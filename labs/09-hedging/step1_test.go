@@ -89,6 +89,9 @@ func TestStep1FailedAttemptIsNotAnAnswer(t *testing.T) {
 					require.NoError(t, sys.Faults.Set(replica, "", f), "step 1: setting up the faults")
 				}
 				s, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter})
+				// Both attempts fail with the same io.EOF: give each its own
+				// error, so that the read's error says whose it is.
+				s.Base = tagErrors{s.Base}
 
 				began := time.Now()
 				_, err := menuAt(hc, "menu-1").Menu(context.Background(), system.SampleRestaurant)
@@ -121,6 +124,18 @@ func TestStep1FailedAttemptIsNotAnAnswer(t *testing.T) {
 			})
 		})
 	}
+}
+
+// tagErrors wraps each error of base in one of its own, which names the
+// attempt's host: two attempts that fail alike return different errors.
+type tagErrors struct{ base http.RoundTripper }
+
+func (t tagErrors) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		err = fmt.Errorf("%s's attempt: %w", req.URL.Host, err)
+	}
+	return resp, err
 }
 
 // firstErrorReturned fails the test unless err, what a read whose attempts

@@ -64,13 +64,15 @@ func TestStep3EveryReadIsHedged(t *testing.T) {
 		// Sent to the Hedger itself, as an http.Client would hand them over:
 		// an empty Method is how a Request built by hand says GET.
 		for _, method := range []string{"", http.MethodGet, http.MethodHead} {
-			req, err := http.NewRequest(http.MethodGet, memnet.ServiceURL("menu-1")+menuPath, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 4*hedgeAfter)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, memnet.ServiceURL("menu-1")+menuPath, nil)
 			require.NoError(t, err, "step 3: building a request")
 			req.Method = method
 			before := len(s.Attempts())
 			began := time.Now()
 			resp, err := h.RoundTrip(req)
 			took := time.Since(began)
+			cancel()
 			if err == nil {
 				resp.Body.Close()
 			}
