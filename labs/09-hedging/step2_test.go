@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -216,8 +217,8 @@ func TestStep2HedgeDelayFollowsObservedLatency(t *testing.T) {
 					"latencies (%v): with that delay, about 5%% of the reads should have been hedged.", after, last.delay, p95)
 			}
 			t.Fatalf("step 2: %d reads from healthy replicas (%v to %v each; the tracker started at %v) sent %d "+
-				"requests: %d reads were hedged (reads %v). The last of them, read %d: %s. %s", warmup, usual,
-				usual+jitter, initial, len(sent), len(hedged), hedged, hedged[len(hedged)-1],
+				"requests: %d reads were hedged (reads %s). The last of them, read %d: %s. %s", warmup, usual,
+				usual+jitter, initial, len(sent), len(hedged), firstFew(hedged), hedged[len(hedged)-1],
 				timeline(last.sent, last.began), why)
 		}
 		if d := tracker.Delay(); d < usual || d > usual+jitter+slack {
@@ -253,4 +254,16 @@ func TestStep2HedgeDelayFollowsObservedLatency(t *testing.T) {
 				"the attempts: %s. %s", usual, stall, took, timeline(sent, began), why)
 		}
 	})
+}
+
+// firstFew lists up to 12 numbers: "5, 6, 7, ... (60 in all)".
+func firstFew(ns []int) string {
+	var parts []string
+	for _, n := range ns[:min(len(ns), 12)] {
+		parts = append(parts, fmt.Sprint(n))
+	}
+	if len(ns) > 12 {
+		parts = append(parts, fmt.Sprintf("... (%d in all)", len(ns)))
+	}
+	return strings.Join(parts, ", ")
 }
