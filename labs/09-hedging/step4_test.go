@@ -138,7 +138,7 @@ func TestStep4OnlyHedgeableRequestsEarnHedges(t *testing.T) {
 				k.send(i)
 			}
 			if got := saved(); got > 0 {
-				why := fmt.Sprintf("The Hedger never hedges those, so they must earn nothing: call Budget.Request only for "+
+				why := fmt.Sprintf("Those are never to be hedged (steps 1 and 3), so they must earn nothing: call Budget.Request only for "+
 					"a request it could hedge (a GET or HEAD to one of Replicas), after deciding that, and send the others "+
 					"straight to Base. Earned by them, %.0f%% of a hedge each would let a client that writes a lot hedge "+
 					"far more of its reads than %.0f%%.", 100*ratio, 100*ratio)
