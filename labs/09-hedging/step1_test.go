@@ -76,6 +76,10 @@ func TestStep1FailedAttemptIsNotAnAnswer(t *testing.T) {
 		{"both attempts fail", "menu-1 drops the connection after 60ms; menu-2 drops a copy's at once", map[string]faults.Fault{"menu-1": resetLate, "menu-2": {Reset: true}},
 			false, 2, hedgeAfter + 2*slack, "When both attempts fail, return an error (the first one) as soon as the " +
 				"second has failed."},
+		{"both attempts fail, the first attempt first", "menu-1 drops the connection after 60ms; menu-2 drops a copy's after 30ms",
+			map[string]faults.Fault{"menu-1": resetLate, "menu-2": {Latency: 3 * slack, Reset: true}},
+			false, 2, hedgeAfter + 4*slack, "When both attempts fail, return an error (the first one) as soon as the " +
+				"second has failed."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -85,6 +89,9 @@ func TestStep1FailedAttemptIsNotAnAnswer(t *testing.T) {
 					require.NoError(t, sys.Faults.Set(replica, "", f), "step 1: setting up the faults")
 				}
 				s, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter})
+				// Both attempts fail with the same io.EOF: give each its own
+				// error, so that the read's error says whose it is.
+				s.Base = tagErrors{s.Base}
 
 				began := time.Now()
 				_, err := menuAt(hc, "menu-1").Menu(context.Background(), system.SampleRestaurant)
@@ -111,9 +118,50 @@ func TestStep1FailedAttemptIsNotAnAnswer(t *testing.T) {
 						"It should %s within %v, with %d request(s). %s", c.name, c.setup, hedgeAfter, got, took,
 						timeline(s.Attempts(), began), want, c.within, c.attempts, why)
 				}
+				if err != nil {
+					firstErrorReturned(t, c.name, err, s.Attempts(), began)
+				}
 			})
 		})
 	}
+}
+
+// tagErrors wraps each error of base in one of its own, which names the
+// attempt's host: two attempts that fail alike return different errors.
+type tagErrors struct{ base http.RoundTripper }
+
+func (t tagErrors) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		err = fmt.Errorf("%s's attempt: %w", req.URL.Host, err)
+	}
+	return resp, err
+}
+
+// firstErrorReturned fails the test unless err, what a read whose attempts
+// all failed returned, wraps the error of the attempt that failed first
+// (the Spy keeps the very error Base returned for each attempt).
+func firstErrorReturned(t *testing.T, name string, err error, sent []labtest.Attempt, began time.Time) {
+	t.Helper()
+	var failed []labtest.Attempt
+	for _, a := range sent {
+		if a.Err != nil {
+			failed = append(failed, a)
+		}
+	}
+	slices.SortStableFunc(failed, func(a, b labtest.Attempt) int { return a.End.Compare(b.End) })
+	if len(failed) == 0 || errors.Is(err, failed[0].Err) {
+		return
+	}
+	whose := "none of the attempts' errors"
+	for _, a := range failed[1:] {
+		if errors.Is(err, a.Err) {
+			whose = fmt.Sprintf("the error of %s's attempt, which failed at %v", a.Host, a.End.Sub(began))
+		}
+	}
+	t.Fatalf("step 1: %s: the read returned %q, %s; the attempts: %s. When every attempt fails, return the "+
+		"first error, %s's (at %v): the first failure is usually the cause, and the later one often only its echo.",
+		name, err, whose, timeline(sent, began), failed[0].Host, failed[0].End.Sub(began))
 }
 
 func TestStep1LoserIsCancelled(t *testing.T) {

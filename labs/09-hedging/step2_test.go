@@ -3,6 +3,8 @@ package hedging_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -41,6 +43,14 @@ func TestStep2TrackerReportsThePercentile(t *testing.T) {
 		{"p99 of 1..50ms: rank 49.5 rounds up to 50", 100, 0.99, ms(13, 1, 50), 50 * time.Millisecond},
 		{"p30 of 1..9ms: rank 2.7 rounds up to 3", 100, 0.3, ms(14, 1, 9), 3 * time.Millisecond},
 		{"p1 of 1..50ms: rank 0.5 rounds up to 1, the fastest", 100, 0.01, ms(15, 1, 50), time.Millisecond},
+		// Floating point puts some products a hair above a whole number
+		// (0.07 x 100 is 7.000000000000001): the rank is still that number.
+		{"p7 of 1..100ms: 0.07 x 100 is 7.000000000000001 in floating point, rank 7", 100, 0.07, ms(18, 1, 100), 7 * time.Millisecond},
+		{"p14 of 1..100ms: 0.14 x 100 is 14.000000000000002 in floating point, rank 14", 100, 0.14, ms(19, 1, 100), 14 * time.Millisecond},
+		{"p55 of 1..100ms: 0.55 x 100 is 55.00000000000001 in floating point, rank 55", 100, 0.55, ms(20, 1, 100), 55 * time.Millisecond},
+		{"p28 of 1..50ms: 0.28 x 50 is 14.000000000000002 in floating point, rank 14", 100, 0.28, ms(21, 1, 50), 14 * time.Millisecond},
+		// ...but a tolerance wide enough to swallow a real fraction is wrong.
+		{"p95.01 of 1..100ms: rank 95.01 rounds up to 96", 100, 0.9501, ms(22, 1, 100), 96 * time.Millisecond},
 		// The edges: one latency, the slowest, a window of one.
 		{"p10 of a single latency is that latency", 100, 0.1, ms(16, 7, 7), 7 * time.Millisecond},
 		{"p100 of a single latency is that latency", 100, 1, ms(17, 7, 7), 7 * time.Millisecond},
@@ -56,13 +66,60 @@ func TestStep2TrackerReportsThePercentile(t *testing.T) {
 				}
 				if got := tr.Delay(); got != c.want {
 					t.Fatalf("step 2: NewLatencyTracker(%d, %v, %v) observed %d latencies (%s); Delay() = %v, want %v: "+
-						"the nearest-rank p%.0f of the last %d latencies (the initial delay before any; Delay was read after "+
+						"the nearest-rank p%.4g of the last %d latencies (the initial delay before any; Delay was read after "+
 						"every Observe).",
 						c.window, c.percentile, initial, len(c.observed), c.name, got, c.want, 100*c.percentile, c.window)
 				}
 			})
 		})
 	}
+}
+
+func TestStep2TrackerRejectsABadConfiguration(t *testing.T) {
+	cases := []struct {
+		window     int
+		percentile float64
+		initial    time.Duration
+		bad        string // why it is a configuration error; "" for a valid one
+	}{
+		{100, 95, 50 * time.Millisecond, "a percentile of 95 (meant as 95%) is above 1: its rank would be past the end of the window"},
+		{100, 1.5, 50 * time.Millisecond, "a percentile of 1.5 is above 1"},
+		{100, 1.0000001, 50 * time.Millisecond, "a percentile of 1.0000001 is above 1"},
+		{100, 0, 50 * time.Millisecond, "a percentile of 0 is not above 0: its rank would be 0, before the fastest latency"},
+		{100, -0.5, 50 * time.Millisecond, "a percentile of -0.5 is negative"},
+		{0, 0.95, 50 * time.Millisecond, "a window of 0 holds no latency"},
+		{-1, 0.95, 50 * time.Millisecond, "a window of -1 is negative"},
+		{100, 0.95, -time.Millisecond, "an initial delay of -1ms is negative"},
+		{1, 1, 0, ""},
+		{1, 0.0001, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("NewLatencyTracker(%d, %v, %v)", c.window, c.percentile, c.initial), func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+				why, panicked := panics(func() { hedging.NewLatencyTracker(c.window, c.percentile, c.initial) })
+				switch {
+				case c.bad != "" && !panicked:
+					t.Fatalf("step 2: NewLatencyTracker(%d, %v, %v) returned a tracker, want a panic: %s. A window below 1, "+
+						"a percentile outside (0, 1] or a negative initial delay is a configuration error, which must stop "+
+						"the program at start-up rather than hedge at a nonsense delay.", c.window, c.percentile, c.initial, c.bad)
+				case c.bad == "" && panicked:
+					t.Fatalf("step 2: NewLatencyTracker(%d, %v, %v) panicked (%v), want a tracker: a window of 1, any "+
+						"percentile in (0, 1] and an initial delay of 0 are valid.", c.window, c.percentile, c.initial, why)
+				}
+			})
+		})
+	}
+}
+
+// panics calls f and reports what it panicked with, and whether it did.
+func panics(f func()) (why any, panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			why, panicked = r, true
+		}
+	}()
+	f()
+	return nil, false
 }
 
 func TestStep2TrackerIsSafeForConcurrentUse(t *testing.T) {
@@ -115,15 +172,54 @@ func TestStep2HedgeDelayFollowsObservedLatency(t *testing.T) {
 		tracker := hedging.NewLatencyTracker(100, 0.95, initial)
 		s, hc := hedged(t, sys, &hedging.Hedger{Latencies: tracker})
 		menus := menu.NewClient(hc, memnet.ServiceURL("menu-1"), memnet.ServiceURL("menu-2"), memnet.ServiceURL("menu-3"))
+		// Read by read: the tracker's Delay() when it began, how long it took
+		// as the test measured it, and the attempts it sent.
+		type read struct {
+			delay, took time.Duration
+			began       time.Time
+			sent        []labtest.Attempt
+		}
+		var reads []read
 		for range warmup {
+			before, delay, began := len(s.Attempts()), tracker.Delay(), time.Now()
 			_, err := menus.Menu(context.Background(), system.SampleRestaurant)
 			require.NoError(t, err, "step 2: reading a menu from healthy replicas failed")
+			reads = append(reads, read{delay, time.Since(began), began, s.Attempts()[before:]})
 		}
 		if sent := s.Attempts(); len(sent) > warmup+warmup/4 {
-			t.Fatalf("step 2: %d reads from healthy replicas (%v to %v each) sent %d requests; the first read's "+
-				"attempts: %s. With a tracker set, the hedge delay is its Delay() (%v at first, then the p95 of what "+
-				"it observed), not the Hedger's Delay field (zero here).", warmup, usual, usual+jitter, len(sent),
-				timeline(sent[:2], sent[0].Start), initial)
+			var hedged []int // the reads that sent more than one attempt, counted from 1
+			for i, r := range reads {
+				if len(r.sent) > 1 {
+					hedged = append(hedged, i+1)
+				}
+			}
+			last := reads[hedged[len(hedged)-1]-1]
+			after := last.sent[1].Start.Sub(last.began)
+			took := make([]time.Duration, 0, len(reads))
+			for _, r := range reads {
+				took = append(took, r.took)
+			}
+			slices.Sort(took)
+			p95 := took[(95*len(took)+99)/100-1] // the nearest rank: ceil(0.95 x n)
+			var why string
+			switch {
+			case after < last.delay-slack:
+				why = fmt.Sprintf("Its copy went out after %v, though the tracker's Delay() said %v: with a tracker set, "+
+					"the hedge delay is its Delay(), read when the request starts, not the Hedger's Delay field (zero here).",
+					after, last.delay)
+			case last.delay < p95-time.Millisecond:
+				why = fmt.Sprintf("Its copy went out at the tracker's Delay(), %v by then, but the p95 of the %d reads' "+
+					"latencies, as the test measured them, is %v: the tracker's percentile is lower than the reads', as "+
+					"if it had not seen the slow ones. Observe every read's latency until its first answer, hedged or not.",
+					last.delay, len(reads), p95)
+			default:
+				why = fmt.Sprintf("Its copy went out after %v, the tracker's Delay() (%v), about the p95 of the reads' "+
+					"latencies (%v): with that delay, about 5%% of the reads should have been hedged.", after, last.delay, p95)
+			}
+			t.Fatalf("step 2: %d reads from healthy replicas (%v to %v each; the tracker started at %v) sent %d "+
+				"requests: %d reads were hedged (reads %s). The last of them, read %d: %s. %s", warmup, usual,
+				usual+jitter, initial, len(sent), len(hedged), firstFew(hedged), hedged[len(hedged)-1],
+				timeline(last.sent, last.began), why)
 		}
 		if d := tracker.Delay(); d < usual || d > usual+jitter+slack {
 			// Which half is wrong: a tracker fed by hand the latency of one read
@@ -158,4 +254,16 @@ func TestStep2HedgeDelayFollowsObservedLatency(t *testing.T) {
 				"the attempts: %s. %s", usual, stall, took, timeline(sent, began), why)
 		}
 	})
+}
+
+// firstFew lists up to 12 numbers: "5, 6, 7, ... (60 in all)".
+func firstFew(ns []int) string {
+	var parts []string
+	for _, n := range ns[:min(len(ns), 12)] {
+		parts = append(parts, fmt.Sprint(n))
+	}
+	if len(ns) > 12 {
+		parts = append(parts, fmt.Sprintf("... (%d in all)", len(ns)))
+	}
+	return strings.Join(parts, ", ")
 }

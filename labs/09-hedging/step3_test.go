@@ -53,6 +53,43 @@ func TestStep3OnlyReadsAreHedged(t *testing.T) {
 	})
 }
 
+func TestStep3EveryReadIsHedged(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3, Leak: leak}, func(t *testing.T) {
+		sys := labtest.StartSystem(t, system.Config{})
+		// Connections to menu-1 never open: every request to it waits, whatever its method or route.
+		require.NoError(t, sys.Faults.Set("menu-1", "", faults.Fault{Connect: memnet.BlackHoled}), "step 3: setting up the black hole")
+		h := &hedging.Hedger{Delay: hedgeAfter}
+		s, _ := hedged(t, sys, h)
+
+		// Sent to the Hedger itself, as an http.Client would hand them over:
+		// an empty Method is how a Request built by hand says GET.
+		for _, method := range []string{"", http.MethodGet, http.MethodHead} {
+			ctx, cancel := context.WithTimeout(context.Background(), 4*hedgeAfter)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, memnet.ServiceURL("menu-1")+menuPath, nil)
+			require.NoError(t, err, "step 3: building a request")
+			req.Method = method
+			before := len(s.Attempts())
+			began := time.Now()
+			resp, err := h.RoundTrip(req)
+			took := time.Since(began)
+			cancel()
+			if err == nil {
+				resp.Body.Close()
+			}
+			sent := s.Attempts()[before:]
+			if err != nil || took > hedgeAfter+slack || len(sent) != 2 {
+				name := method
+				if name == "" {
+					name = `an empty Method (which net/http sends as GET)`
+				}
+				t.Fatalf("step 3: a request with %s to menu-1 (which did not answer) took %v (error: %v) and was "+
+					"handed to Base %d time(s): %s. GET and HEAD are reads, and so is an empty Method, which means GET: "+
+					"hedge all three after %v.", name, took, err, len(sent), timeline(sent, began), hedgeAfter)
+			}
+		}
+	})
+}
+
 func TestStep3NoWriteIsHedged(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 3, Leak: leak}, func(t *testing.T) {
 		const wait = 4 * hedgeAfter // how long each request waits for menu-1

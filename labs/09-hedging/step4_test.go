@@ -3,6 +3,7 @@ package hedging_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/labtest"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
@@ -97,12 +99,105 @@ func TestStep4QuietReadsSaveUpHedges(t *testing.T) {
 	})
 }
 
+func TestStep4OnlyHedgeableRequestsEarnHedges(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4, Leak: leak}, func(t *testing.T) {
+		const (
+			n     = 30 // requests of each kind: at 10%, enough to earn 3 hedges if they earned any
+			ratio = 0.1
+			burst = 5
+		)
+		sys := labtest.StartSystem(t, system.Config{})
+		budget := hedging.NewHedgeBudget(ratio, burst)
+		_, hc := hedged(t, sys, &hedging.Hedger{Delay: hedgeAfter, Budget: budget})
+		menus := menuAt(hc, "menu-1")
+		// saved spends, one by one, every hedge the budget allows now.
+		saved := func() int {
+			count := 0
+			for budget.TryHedge() && count <= 100 {
+				count++
+			}
+			return count
+		}
+		kinds := []struct {
+			what string
+			send func(i int)
+		}{
+			{"reviews (POST to menu-1), writes", func(i int) {
+				review := fooddelivery.Review{RestaurantID: system.SampleRestaurant, User: fmt.Sprint("user-", i), Stars: 4, Text: "Fine."}
+				_, err := menus.SubmitReview(context.Background(), review)
+				require.NoError(t, err, "step 4: submitting a review through the Hedger failed")
+			}},
+			{"reads from the courier service, a host not in Replicas", func(int) {
+				status, err := get(context.Background(), hc, "courier", "/eta/"+system.SampleRestaurant)
+				require.NoError(t, err, "step 4: reading an ETA from the courier service through the Hedger failed")
+				require.Equal(t, http.StatusOK, status, "step 4: the courier service answered %d", status)
+			}},
+		}
+		for _, k := range kinds {
+			for i := range n {
+				k.send(i)
+			}
+			if got := saved(); got > 0 {
+				why := fmt.Sprintf("Those are never to be hedged (steps 1 and 3), so they must earn nothing: call Budget.Request only for "+
+					"a request it could hedge (a GET or HEAD to one of Replicas), after deciding that, and send the others "+
+					"straight to Base. Earned by them, %.0f%% of a hedge each would let a client that writes a lot hedge "+
+					"far more of its reads than %.0f%%.", 100*ratio, 100*ratio)
+				if hedging.NewHedgeBudget(ratio, burst).TryHedge() {
+					why = "A new budget, given no request at all, allows a hedge too: the budget itself is wrong (make " +
+						"TestStep4BudgetAllowsAShareOfRequests pass first)."
+				}
+				t.Fatalf("step 4: %d %s went through the Hedger (budget %.0f%%, burst %d), and then the budget allowed "+
+					"%d hedge(s) in a row, want 0. %s", n, k.what, 100*ratio, burst, got, why)
+			}
+		}
+	})
+}
+
+func TestStep4BudgetRejectsABadConfiguration(t *testing.T) {
+	cases := []struct {
+		ratio float64
+		burst int
+		bad   string // why it is a configuration error; "" for a valid one
+	}{
+		{10, 5, "a ratio of 10 (meant as 10%) is above 1: ten hedges per request"},
+		{1.5, 5, "a ratio of 1.5 is above 1: more hedges than requests"},
+		{0, 5, "a ratio of 0 never earns a hedge"},
+		{-0.1, 5, "a ratio of -0.1 is negative"},
+		{0.1, 0, "a burst of 0 can never save the one hedge a TryHedge needs"},
+		{0.1, -1, "a burst of -1 is negative"},
+		{1, 1, ""},
+		{0.001, 1, ""},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("NewHedgeBudget(%v, %d)", c.ratio, c.burst), func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+				why, panicked := panics(func() { hedging.NewHedgeBudget(c.ratio, c.burst) })
+				switch {
+				case c.bad != "" && !panicked:
+					t.Fatalf("step 4: NewHedgeBudget(%v, %d) returned a budget, want a panic: %s. A ratio outside (0, 1] "+
+						"or a burst below 1 is a configuration error, which must stop the program at start-up.",
+						c.ratio, c.burst, c.bad)
+				case c.bad == "" && panicked:
+					t.Fatalf("step 4: NewHedgeBudget(%v, %d) panicked (%v), want a budget: any ratio in (0, 1] with a "+
+						"burst of 1 or more is valid.", c.ratio, c.burst, why)
+				}
+			})
+		})
+	}
+}
+
 func TestStep4BudgetAllowsAShareOfRequests(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
 		const ratio, burst = 0.1, 20
 		b := hedging.NewHedgeBudget(ratio, burst)
 		if b.TryHedge() {
 			t.Fatalf("step 4: a new budget allowed a hedge before any request: it starts empty, and each request earns %v of a hedge", ratio)
+		}
+		one := hedging.NewHedgeBudget(1, 1)
+		one.Request()
+		if !one.TryHedge() {
+			t.Fatalf("step 4: NewHedgeBudget(1, 1) was given 1 request, which earned exactly 1 hedge, and TryHedge " +
+				"refused it: a budget holding one whole hedge must allow it (refuse only when less than 1 is saved).")
 		}
 		allowed := 0
 		for range 100 { // every request is slow and asks for a hedge
@@ -111,9 +206,10 @@ func TestStep4BudgetAllowsAShareOfRequests(t *testing.T) {
 				allowed++
 			}
 		}
-		if allowed < 9 || allowed > 10 {
-			t.Fatalf("step 4: 100 requests each asked for a hedge and %d were allowed; a budget of %.0f%% allows 10 "+
-				"(9 if floating point lands a hair short: 0.1 added ten times is 0.9999999999999999).", allowed, 100*ratio)
+		if allowed != 10 {
+			t.Fatalf("step 4: 100 requests each asked for a hedge and %d were allowed; a budget of %.0f%% allows 10, one "+
+				"every 10 requests. Floating point must not cost one: 0.1 added ten times is 0.9999999999999999, not 1 "+
+				"(count in integers, millionths of a hedge say).", allowed, 100*ratio)
 		}
 		for range 1000 { // a quiet hour: nothing is hedged, the budget saves up
 			b.Request()
@@ -122,9 +218,14 @@ func TestStep4BudgetAllowsAShareOfRequests(t *testing.T) {
 		for b.TryHedge() && saved <= 1000 {
 			saved++
 		}
-		if saved != burst {
+		if saved > burst {
 			t.Fatalf("step 4: after 1000 requests without hedges, the budget allowed %d hedges in a row; it saves at "+
 				"most its burst (%d), or one quiet hour would pay for a storm of hedges later.", saved, burst)
+		}
+		if saved < burst {
+			t.Fatalf("step 4: after 1000 requests without hedges (%.0f hedges earned, capped at the burst of %d), the "+
+				"budget allowed only %d hedges in a row, want %d: every whole hedge saved must be allowed, the last one "+
+				"too.", 1000*ratio, burst, saved, burst)
 		}
 	})
 }

@@ -76,7 +76,8 @@ func (t *LatencyTracker) Delay() time.Duration {
 	if n == 0 {
 		return t.initial
 	}
-	// The tolerance keeps 0.95*100 = 95.00000000000001 from rounding up.
+	// The tolerance keeps a product that floating point puts a hair above
+	// a whole number (0.07*100 = 7.000000000000001) from rounding up.
 	rank := int(math.Ceil(t.percentile*float64(n) - 1e-9))
 	return t.sorted[min(max(rank, 1), n)-1]
 }
