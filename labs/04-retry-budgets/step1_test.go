@@ -29,6 +29,13 @@ func TestStep1OnlyTheLayerNextToPaymentRetries(t *testing.T) {
 				"Keep a retrying layer at PaymentClient, the layer next to payment: it makes %d attempts.",
 				payments, retry.DefaultAttempts)
 		}
+		if orders == 1 && payments > retry.DefaultAttempts {
+			t.Fatalf("step 1: one tap with payment down reached the order service once and payment %d times: one layer "+
+				"retried, and made %d attempts where it may make %d.\n"+
+				"Attempts is the number of attempts in all, the first included: stop when attempt >= Attempts "+
+				"(the first attempt is number 1), not after one more.",
+				payments, payments, retry.DefaultAttempts)
+		}
 		if payments != retry.DefaultAttempts || orders != 1 {
 			t.Fatalf("step 1: one tap with payment down reached the order service %d times and payment %d times "+
 				"(more than one layer retried; all three make %d x %d x %d).\n"+
@@ -168,7 +175,12 @@ func TestStep1ContextEndingDuringBackoffSaysDontRetry(t *testing.T) {
 			t.Fatalf("step 1: the caller's 1s deadline passed during a backoff, yet the call made %d attempts and returned after %v.\n"+
 				"Stop waiting when ctx is done (select on ctx.Done() and the timer).", calls, took)
 		}
-		require.ErrorIs(t, err, fooddelivery.ErrUnavailable, "step 1: the caller's deadline passed during a backoff; return payment's error, not only the context's")
+		if !errors.Is(err, fooddelivery.ErrUnavailable) {
+			t.Fatalf("step 1: the caller's 1s deadline passed during the backoff after attempt %d (503); Do returned %q after %v, "+
+				"which does not wrap payment's error (fooddelivery.ErrUnavailable).\n"+
+				"Return payment's error, marked don't-retry, not only the context's: the caller needs to know why it failed.",
+				calls, err, took)
+		}
 		if !fooddelivery.DontRetry(err) {
 			t.Fatalf("step 1: the caller's deadline passed while the payment client waited to retry, and it returned %q "+
 				"without \"don't retry\": a layer above would retry what this layer gave up on.\n"+

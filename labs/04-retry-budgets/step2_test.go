@@ -13,6 +13,7 @@ import (
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/labtest"
+	"github.com/gophereats/resilience/fooddelivery/retry"
 	retrybudgets "github.com/gophereats/resilience/labs/04-retry-budgets"
 )
 
@@ -164,7 +165,13 @@ func TestStep2OnlyRetriesSpendEveryCallEarns(t *testing.T) {
 
 		// 4 tokens, no refill: two failing calls make 2 retries each.
 		r := &retrybudgets.BudgetedRetry{Budget: retrybudgets.NewRetryBudget(0, 0, 4)}
-		if a, b := count(r, "a", down), count(r, "b", down); a != 3 || b != 3 {
+		a, b := count(r, "a", down), count(r, "b", down)
+		if a > retry.DefaultAttempts || b > retry.DefaultAttempts {
+			t.Fatalf("step 2: two failing calls with a budget of 4 retries made %d and %d attempts; a call may make at most "+
+				"%d (Attempts zero means retry.DefaultAttempts), whatever the budget holds. The attempt limit is step 1's: "+
+				"stop when attempt >= Attempts.", a, b, retry.DefaultAttempts)
+		}
+		if a != 3 || b != 3 {
 			t.Fatalf("step 2: a budget of 4 retries let two failing calls make %d and %d attempts; want 3 and 3 (2 retries each).\n"+
 				"Ask TryRetry only for a retry you are about to make: after the last attempt there is none, so check "+
 				"the attempts first and the budget last.", a, b)

@@ -146,6 +146,26 @@ func window() breaker.Settings {
 	return breaker.Settings{Window: 20, MinCalls: 10}
 }
 
+// halfOpenAfter sleeps d, the open period of cb, which opened just before
+// (opened says how), and stops the test unless State() then says half-open:
+// the half-open story the test goes on to tell would not be true otherwise.
+func halfOpenAfter(t *testing.T, step int, cb *breaker.CircuitBreaker, d time.Duration, opened string) {
+	t.Helper()
+	time.Sleep(d)
+	s := cb.State()
+	if s == breaker.HalfOpen {
+		return
+	}
+	advice := "The open period is over once Settings.OpenFor has passed, exactly OpenFor included: an open breaker " +
+		"whose openUntil is not after now is half-open (!now.Before(openUntil)), step 1."
+	if s != breaker.Open {
+		advice = "When the open period is over an open breaker becomes half-open, and only a trial call decides " +
+			"whether it closes (step 1)."
+	}
+	t.Fatalf("step %d: %s; exactly %v later (its Settings.OpenFor) State() says %v, not half-open, so this test cannot "+
+		"go on to what a half-open breaker does. %s", step, opened, d, s, advice)
+}
+
 // abandonTrial opens cb with 5 failures, waits out the open period, and
 // makes one trial call whose caller gives up while it runs.
 func abandonTrial(t *testing.T, step int, cb *breaker.CircuitBreaker) {
@@ -154,7 +174,7 @@ func abandonTrial(t *testing.T, step int, cb *breaker.CircuitBreaker) {
 		t.Fatalf("step %d: 5 calls were made through a new breaker, %d of them admitted, each failing with ErrUnavailable, "+
 			"and the breaker is %v; it must be open before this test can look at half-open. Finish step 1 first.", step, n, s)
 	}
-	time.Sleep(openFor)
+	halfOpenAfter(t, step, cb, openFor, "5 failures opened the breaker")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cb.Do(ctx, func(ctx context.Context) error {

@@ -97,8 +97,11 @@ func TestStep1HalfOpenAfterTheOpenPeriod(t *testing.T) {
 func TestStep1AFailedTrialOpensAgain(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
 		sys, cb := start(t, breaker.Settings{})
-		trip(t, sys, 5)
-		time.Sleep(openFor)
+		if n, s := trip(t, sys, 5), cb.State(); s != breaker.Open {
+			t.Fatalf("step 1: 5 orders were placed while payment answered 503; %d of their charges reached payment and the "+
+				"breaker is %v. It must open after Settings.ConsecutiveFailures failures in a row (zero means 5).", n, s)
+		}
+		halfOpenAfter(t, 1, cb, openFor, "5 orders failed (payment answered 503) and opened the breaker")
 		before := labtest.Charges(sys)
 		_, err := place(sys) // payment is still down
 		require.Error(t, err, "step 1: payment is still down, yet the trial order succeeded")
@@ -152,7 +155,7 @@ func TestStep1LateFailuresFromBeforeTheOpeningAreIgnored(t *testing.T) {
 				"breaker is %v; it must open after Settings.ConsecutiveFailures failures in a row (zero means 5)", others, s)
 		}
 		// The open period ends and a trial succeeds: payment has recovered.
-		time.Sleep(shortOpen)
+		halfOpenAfter(t, 1, cb, shortOpen, fmt.Sprintf("5 calls failed at once and opened the breaker (%d more in flight)", late))
 		trial := cb.Do(context.Background(), func(context.Context) error { return nil })
 		if s := cb.State(); trial != nil || s != breaker.Closed {
 			t.Fatalf("step 1: %v after the breaker opened (Settings.OpenFor %v) a trial call succeeded; it returned %v and "+
@@ -200,10 +203,11 @@ func TestStep1TheCountStartsOverAfterClosing(t *testing.T) {
 			t.Fatalf("step 1: 5 calls were made through a new breaker, %d of them admitted, each failing with ErrUnavailable, "+
 				"and the breaker is %v; it must open after Settings.ConsecutiveFailures failures in a row (zero means 5)", n, s)
 		}
-		time.Sleep(openFor)
-		if _, err := succeed(cb); err != nil || cb.State() != breaker.Closed {
-			t.Fatalf("step 1: 5 failures opened the breaker, %v passed and a trial call succeeded; Do returned %v and "+
-				"the breaker is %v. A successful trial closes it (TestStep1HalfOpenAfterTheOpenPeriod).", openFor, err, cb.State())
+		halfOpenAfter(t, 1, cb, openFor, "5 failures opened the breaker")
+		if called, err := succeed(cb); !called || err != nil || cb.State() != breaker.Closed {
+			t.Fatalf("step 1: 5 failures opened the breaker and %v later it was half-open; a trial call that succeeds "+
+				"was made: %v; Do returned %v and the breaker is %v. A successful trial closes it "+
+				"(TestStep1HalfOpenAfterTheOpenPeriod).", openFor, called, err, cb.State())
 		}
 		for n := 1; n <= 4; n++ {
 			fail(cb, 1)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gophereats/resilience/fooddelivery/labtest"
 	breaker "github.com/gophereats/resilience/labs/05-breaker"
@@ -122,11 +121,12 @@ func TestStep2TheWindowStartsOverAfterClosing(t *testing.T) {
 		if st := cb.State(); st != breaker.Open {
 			t.Fatalf("step 2: the first 10 calls all failed and the breaker (Window 20, MinCalls 10) is %v; it must open", st)
 		}
-		time.Sleep(openFor)
-		succeed(cb)
-		if st := cb.State(); st != breaker.Closed {
-			t.Fatalf("step 2: 10 failures opened the breaker (Window 20, MinCalls 10), %v passed and a trial call succeeded; "+
-				"the breaker is %v. A successful trial closes it (step 1).", openFor, st)
+		halfOpenAfter(t, 2, cb, openFor, "10 failures opened the breaker (Window 20, MinCalls 10)")
+		called, err := succeed(cb)
+		if st := cb.State(); !called || err != nil || st != breaker.Closed {
+			t.Fatalf("step 2: 10 failures opened the breaker (Window 20, MinCalls 10) and %v later it was half-open; "+
+				"a trial call that succeeds was made: %v; Do returned %v and the breaker is %v. A successful trial "+
+				"closes it (step 1).", openFor, called, err, st)
 		}
 		fail(cb, 1)
 		if st := cb.State(); st != breaker.Closed {

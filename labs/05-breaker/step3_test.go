@@ -125,6 +125,40 @@ func TestStep3SlowSuccessesCount(t *testing.T) {
 	})
 }
 
+// TestStep3SlowMeansLongerThanSlowCall checks the boundary on the breaker
+// directly, in fake time: a success that took exactly SlowCall is not slow,
+// one that took a millisecond more is.
+func TestStep3SlowMeansLongerThanSlowCall(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		const slowCall = time.Second
+		took := func(d time.Duration) func(context.Context) error {
+			return func(context.Context) error { time.Sleep(d); return nil }
+		}
+		cb := breaker.New(breaker.Settings{Name: "test", SlowCall: slowCall, Logger: quiet})
+		for i := range 10 {
+			if err := cb.Do(context.Background(), took(slowCall)); err != nil {
+				t.Fatalf("step 3: success %d of 10 took exactly %v (Settings.SlowCall %v) and Do returned %v: "+
+					"after %d such successes the breaker was no longer closed. A call is slow only when it took "+
+					"longer than SlowCall (>, not >=): exactly %v is in time.", i+1, slowCall, slowCall, err, i, slowCall)
+			}
+		}
+		if s := cb.State(); s != breaker.Closed {
+			t.Fatalf("step 3: 10 successes in a row took exactly %v each (Settings.SlowCall %v); the breaker is %v. "+
+				"A call is slow only when it took longer than SlowCall (>, not >=): exactly %v is in time.", slowCall, slowCall, s, slowCall)
+		}
+
+		cb = breaker.New(breaker.Settings{Name: "test", SlowCall: slowCall, Logger: quiet})
+		over := slowCall + time.Millisecond
+		for range 5 {
+			cb.Do(context.Background(), took(over))
+		}
+		if s := cb.State(); s != breaker.Open {
+			t.Fatalf("step 3: 5 successes in a row took %v each, %v more than Settings.SlowCall (%v); the breaker is %v. "+
+				"Any success longer than SlowCall counts as a failure, however little longer.", over, over-slowCall, slowCall, s)
+		}
+	})
+}
+
 func TestStep3CallersWhoGiveUpDoNotCount(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
 		sys, cb := start(t, breaker.Settings{})

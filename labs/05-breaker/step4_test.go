@@ -26,7 +26,7 @@ func TestStep4HalfOpenAdmitsOnlyAFewTrials(t *testing.T) {
 			t.Fatalf("step 4: 5 orders were placed while payment answered 503; %d of their charges reached payment and the "+
 				"breaker is %v; it must be open before this test can look at half-open. Finish step 1 first.", n, s)
 		}
-		time.Sleep(openFor)
+		halfOpenAfter(t, 4, cb, openFor, "5 orders failed (payment answered 503) and opened the breaker")
 		setPayment(t, sys, faults.Fault{Latency: 500 * time.Millisecond}) // recovered, still warming up
 
 		before := labtest.Charges(sys)
@@ -73,7 +73,7 @@ func TestStep4RefusedTrialsWrapErrCircuitOpen(t *testing.T) {
 			t.Fatalf("step 4: 5 calls were made through a closed breaker, %d of them admitted, each failing with ErrUnavailable, "+
 				"and the breaker is %v; it must be open before this test can look at half-open. Finish step 1 first.", admitted, s)
 		}
-		time.Sleep(openFor)
+		halfOpenAfter(t, 4, cb, openFor, "5 failures opened the breaker")
 
 		release := make(chan struct{})
 		started := make(chan struct{})
@@ -87,8 +87,12 @@ func TestStep4RefusedTrialsWrapErrCircuitOpen(t *testing.T) {
 		}()
 		select {
 		case <-started:
+		case err := <-trialDone:
+			t.Fatalf("step 4: %v after it opened the breaker was half-open; the first trial call was not made: Do "+
+				"returned %v. A half-open breaker admits HalfOpenCalls trial calls (zero means 1).", openFor, err)
 		case <-time.After(time.Second):
-			t.Fatalf("step 4: the breaker was half-open and the first trial call was never made")
+			t.Fatalf("step 4: %v after it opened the breaker was half-open; 1s after the first trial call was handed "+
+				"to Do, the call had not started and Do had not returned", openFor)
 		}
 		called := false
 		err := cb.Do(context.Background(), func(context.Context) error { called = true; return nil })
@@ -134,7 +138,8 @@ func TestStep4LateCallsDoNotTakeTrialSlots(t *testing.T) {
 			t.Fatalf("step 4: 5 calls were made through a closed breaker, %d of them admitted, each failing with ErrUnavailable, "+
 				"and the breaker is %v; it must be open before this test can look at half-open. Finish step 1 first.", admitted, s)
 		}
-		time.Sleep(shortOpen) // half-open now: 2 trials start and take 1 s
+		halfOpenAfter(t, 4, cb, shortOpen, "5 failures opened the breaker (1 call from before still in flight)")
+		// Half-open now: 2 trials start and take 1 s.
 		var trialsDone sync.WaitGroup
 		defer trialsDone.Wait()
 		for range trials {
@@ -184,11 +189,12 @@ func TestStep4ClosesOnlyWhenEveryTrialSucceeded(t *testing.T) {
 			t.Fatalf("step 4: 5 calls were made through a new breaker, %d of them admitted, each failing with ErrUnavailable, "+
 				"and the breaker is %v; it must be open before this test can look at half-open. Finish step 1 first.", n, s)
 		}
-		time.Sleep(openFor)
-		succeed(cb)
-		if s := cb.State(); s != breaker.HalfOpen {
-			t.Fatalf("step 4: with Settings.HalfOpenCalls 2, the first of 2 trial calls succeeded and the breaker is %v; "+
-				"it stays half-open until HalfOpenCalls trials have succeeded", s)
+		halfOpenAfter(t, 4, cb, openFor, "5 failures opened the breaker (Settings.HalfOpenCalls 2)")
+		called, err := succeed(cb)
+		if s := cb.State(); !called || err != nil || s != breaker.HalfOpen {
+			t.Fatalf("step 4: with Settings.HalfOpenCalls 2, the breaker was half-open; the first of 2 trial calls was "+
+				"made: %v, Do returned %v, and the breaker is %v. It stays half-open until HalfOpenCalls trials have "+
+				"succeeded.", called, err, s)
 		}
 		succeed(cb)
 		if s := cb.State(); s != breaker.Closed {
@@ -261,7 +267,7 @@ func TestStep4APanickingCallStillEnds(t *testing.T) {
 			t.Fatalf("step 4: 5 calls were made through a new breaker, %d of them admitted, each failing with ErrUnavailable, "+
 				"and the breaker is %v; it must be open before this test can look at half-open. Finish step 1 first.", n, s)
 		}
-		time.Sleep(openFor)
+		halfOpenAfter(t, 4, cb, openFor, "5 failures opened the breaker")
 		p := panics(cb)
 		stateAfter := cb.State()
 		time.Sleep(openFor)

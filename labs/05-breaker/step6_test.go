@@ -32,9 +32,11 @@ func TestStep6EveryStateChangeIsSeen(t *testing.T) {
 		rec.edge = sys.Metrics.Edge("order", "payment")
 		rec.mu.Unlock()
 
-		trip(t, sys, 5)
-		time.Sleep(openFor)
-		cb.State() // a dashboard looks: half-open
+		if n, s := trip(t, sys, 5), cb.State(); s != breaker.Open {
+			t.Fatalf("step 6: 5 orders were placed while payment answered 503; %d of their charges reached payment and the "+
+				"breaker is %v; it must be open before this test can look at its changes (step 1).", n, s)
+		}
+		halfOpenAfter(t, 6, cb, openFor, "5 orders failed and opened the breaker") // a dashboard looks: half-open
 		if got := rec.list(); len(got) != 2 {
 			t.Fatalf("step 6: the breaker opened, and %v later State() said half-open; Settings.OnStateChange had been called "+
 				"%d times: %q. The change happens when State() computes it, so it is reported there and then, not "+

@@ -181,3 +181,67 @@ func TestStep3CancelAsTheSlotFreesRunsNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestStep3CallerAlreadyGoneRunsNothing: a caller whose context is already
+// done when it calls Do gets its context's error at once, and its call does
+// not run, whether a slot is free or not.
+func TestStep3CallerAlreadyGoneRunsNothing(t *testing.T) {
+	cases := []struct {
+		name    string
+		maxWait time.Duration
+		held    int // of the 2 slots, held by other calls
+		ended   func() (context.Context, context.CancelFunc)
+		want    error
+	}{
+		{"cancelled, both slots free, no wait", 0, 0, cancelledCtx, context.Canceled},
+		{"cancelled, one slot free, 1s wait", time.Second, 1, cancelledCtx, context.Canceled},
+		{"deadline passed, both slots free, 1s wait", time.Second, 0, expiredCtx, context.DeadlineExceeded},
+		{"cancelled, both slots held, 1s wait", time.Second, 2, cancelledCtx, context.Canceled},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 3, Stuck: "a call of the bulkhead never returned", Leak: leakHint}, func(t *testing.T) {
+				const limit, trials = 2, 10
+				b := bulkhead.New("menu", limit, c.maxWait)
+				_, release := holdAll(b.Do, c.held, 0)
+				ran, wrapped := 0, 0
+				var slowest time.Duration
+				var other error
+				for range trials {
+					ctx, cancel := c.ended()
+					began := time.Now()
+					err := b.Do(ctx, func(context.Context) error { ran++; return nil })
+					cancel()
+					slowest = max(slowest, time.Since(began))
+					if errors.Is(err, c.want) {
+						wrapped++
+					} else {
+						other = err
+					}
+				}
+				release()
+				if ran != 0 || wrapped != trials || slowest > slack {
+					t.Fatalf("step 3: %s: %d of %d calls whose caller had already gone (%v) ran anyway; %d of %d returned "+
+						"an error wrapping %v (other: %v); the slowest returned after %v.\n"+
+						"Check ctx.Err() before taking a slot, on the fast path too: a caller whose context is done gets "+
+						"its context's error at once, and nothing runs for it, whether a slot is free or not.",
+						c.name, ran, trials, c.want, wrapped, trials, c.want, other, slowest)
+				}
+				if n := capacity(b.Do, limit+2, 0); n != limit {
+					t.Fatalf("step 3: %s: after %d calls of callers already gone, the bulkhead let %d calls run at once; its limit is %d.\n%s",
+						c.name, trials, n, limit, slotAdvice(n, limit))
+				}
+			})
+		})
+	}
+}
+
+func cancelledCtx() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx, cancel
+}
+
+func expiredCtx() (context.Context, context.CancelFunc) {
+	return context.WithDeadline(context.Background(), time.Now().Add(-time.Millisecond))
+}
