@@ -1,0 +1,149 @@
+package bench
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/retry"
+	retries "github.com/gophereats/resilience/solutions/03-retries"
+)
+
+// The backoff's hot path: one wait before a retry, with its jitter. Lab
+// 03's Transport draws the jitter from fooddelivery.Draw keyed by the
+// request's number and the attempt, so that its tests repeat exactly;
+// cenkalti/backoff draws it from math/rand/v2. The waits cycle through
+// retries 1 to backoffRetries of each request, far enough that the last
+// one reaches the cap.
+const (
+	backoffBase    = 100 * time.Millisecond // lab 03's DefaultBaseDelay
+	backoffCap     = 2 * time.Second        // lab 03's DefaultMaxDelay
+	backoffRetries = 5                      // 100ms<<5 = 3.2s: the fifth wait is capped
+	backoffSeed    = 1
+)
+
+// labDraw is the jitter draw of lab 03's reference, (*retries.Transport).draw,
+// for the n-th request's retry attempt. It must stay the same as the
+// reference's draw: copy any change made there.
+func labDraw(seed, n int64, attempt int) float64 {
+	return fooddelivery.Draw(seed, "request-"+strconv.FormatInt(n, 10), attempt)
+}
+
+// newExponential returns cenkalti/backoff set to lab 03's waits: a
+// randomization factor of 1 turns its interval i into a uniform wait in
+// [0, 2i], so an initial interval of half the base, doubling up to half
+// the cap, gives full jitter under min(cap, base<<attempt), as Backoff
+// does (cenkalti's interval includes its upper end; Backoff's does not).
+func newExponential() *backoff.ExponentialBackOff {
+	e := backoff.NewExponentialBackOff()
+	e.InitialInterval = backoffBase / 2
+	e.RandomizationFactor = 1
+	e.Multiplier = 2
+	e.MaxInterval = backoffCap / 2
+	e.Reset()
+	return e
+}
+
+// ceiling is the longest wait before retry attempt (1, 2, ...) of lab 03.
+func ceiling(attempt int) time.Duration { return min(backoffCap, backoffBase<<attempt) }
+
+func BenchmarkBackoff(b *testing.B) {
+	pair(b, "cenkalti-backoff", func(b *testing.B) {
+		e := newExponential()
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			attempt := i%backoffRetries + 1
+			if attempt == 1 {
+				e.Reset() // a new request starts over
+			}
+			checkWait(b, "cenkalti/backoff", e.NextBackOff(), attempt, true)
+			i++
+		}
+	}, func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			n, attempt := int64(i/backoffRetries+1), i%backoffRetries+1
+			wait := retries.Backoff(attempt, backoffBase, backoffCap, labDraw(backoffSeed, n, attempt))
+			checkWait(b, "lab 03's Backoff", wait, attempt, false)
+			i++
+		}
+	})
+}
+
+func BenchmarkBackoffParallel(b *testing.B) {
+	pair(b, "cenkalti-backoff", func(b *testing.B) {
+		n := parallel(b, func(_ int, pb *testing.PB) int {
+			e := newExponential() // not safe for concurrent use: one per goroutine, as one per request
+			i := 0
+			for ; pb.Next(); i++ {
+				attempt := i%backoffRetries + 1
+				if attempt == 1 {
+					e.Reset()
+				}
+				if !waitOK(e.NextBackOff(), attempt, true) {
+					b.Errorf("cenkalti/backoff: wait before retry %d outside [0, %v]", attempt, ceiling(attempt))
+					break
+				}
+			}
+			return i
+		})
+		ran(b, "cenkalti/backoff: a wait was drawn", n)
+	}, func(b *testing.B) {
+		n := parallel(b, func(g int, pb *testing.PB) int {
+			i := 0
+			for ; pb.Next(); i++ {
+				n, attempt := int64(g)<<32+int64(i/backoffRetries+1), i%backoffRetries+1
+				wait := retries.Backoff(attempt, backoffBase, backoffCap, labDraw(backoffSeed, n, attempt))
+				if !waitOK(wait, attempt, false) {
+					b.Errorf("lab 03's Backoff: wait %v before retry %d outside [0, %v)", wait, attempt, ceiling(attempt))
+					break
+				}
+			}
+			return i
+		})
+		ran(b, "lab 03's Backoff: a wait was drawn", n)
+	})
+}
+
+// BenchmarkBackoffPolicy is lab 04's path: fooddelivery/retry.Policy, the
+// retry loop the system uses where a lab is not about retries, keyed by a
+// call's name. Its retry n waits under min(cap, base<<(n-1)).
+func BenchmarkBackoffPolicy(b *testing.B) {
+	alone(b, func(b *testing.B) {
+		p := retry.Policy{Base: backoffBase, Cap: backoffCap, Seed: backoffSeed}
+		keys := make([]string, 1024)
+		for i := range keys {
+			keys[i] = "place req-" + strconv.Itoa(i)
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			n := i%backoffRetries + 1
+			wait := p.Backoff(keys[(i/backoffRetries)%len(keys)], n)
+			checkWait(b, "retry.Policy.Backoff", wait, n-1, false)
+			i++
+		}
+	})
+}
+
+// waitOK reports whether wait is in [0, ceiling(attempt)), or in
+// [0, ceiling(attempt)] when inclusive.
+func waitOK(wait time.Duration, attempt int, inclusive bool) bool {
+	c := ceiling(attempt)
+	return wait >= 0 && (wait < c || inclusive && wait == c)
+}
+
+func checkWait(b *testing.B, name string, wait time.Duration, attempt int, inclusive bool) {
+	if !waitOK(wait, attempt, inclusive) {
+		end := ")"
+		if inclusive {
+			end = "]"
+		}
+		b.Fatalf("%s: wait %v before retry %d, want it in [0, %v%s", name, wait, attempt, ceiling(attempt), end)
+	}
+}

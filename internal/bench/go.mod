@@ -1,0 +1,20 @@
+module github.com/gophereats/resilience/internal/bench
+
+go 1.26.0
+
+require (
+	github.com/cenkalti/backoff/v5 v5.0.3
+	github.com/gophereats/resilience v0.0.0
+	github.com/sony/gobreaker/v2 v2.4.0
+	golang.org/x/sync v0.25.0
+)
+
+require (
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
+	github.com/go-chi/chi/v5 v5.5.0 // indirect
+	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da // indirect
+)
+
+replace github.com/gophereats/resilience => ../..
+
+tool golang.org/x/perf/cmd/benchstat

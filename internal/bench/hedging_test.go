@@ -1,0 +1,118 @@
+package bench
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+
+	hedging "github.com/gophereats/resilience/solutions/09-hedging"
+)
+
+// The hedging latency tracker of lab 09, alone: Observe, after every read,
+// and Delay, before every read, on a full window of 100, 2,000 (the
+// running system's) and 20,000 latencies at the p95. The latencies are
+// varied and repeatable: 20ms plus an exponential tail of mean 15ms, from
+// a seeded generator, drawn before the timer starts.
+var trackerWindows = []int{100, 2_000, 20_000}
+
+const hedgePercentile = 0.95
+
+// latencies holds the latencies the benchmarks observe, in the order they
+// observe them (a power of two, to wrap with a mask).
+var latencies = func() []time.Duration {
+	r := rand.New(rand.NewPCG(9, 9))
+	l := make([]time.Duration, 1<<16)
+	for i := range l {
+		l[i] = 20*time.Millisecond + time.Duration(r.ExpFloat64()*float64(15*time.Millisecond))
+	}
+	return l
+}()
+
+// fullTracker returns a tracker whose window is full.
+func fullTracker(window int) *hedging.LatencyTracker {
+	t := hedging.NewLatencyTracker(window, hedgePercentile, 200*time.Millisecond)
+	for i := range window {
+		t.Observe(latencies[i&(len(latencies)-1)])
+	}
+	return t
+}
+
+// checkDelay fails unless the tracker's delay is one of the latencies it
+// could have observed.
+func checkDelay(b *testing.B, window int, d time.Duration) {
+	b.Helper()
+	lo, hi := latencies[0], latencies[0]
+	for _, l := range latencies {
+		lo, hi = min(lo, l), max(hi, l)
+	}
+	if d < lo || d > hi {
+		b.Fatalf("reference tracker, window %d: Delay is %v, want the p95 of latencies in [%v, %v]", window, d, lo, hi)
+	}
+}
+
+func BenchmarkLatencyTracker(b *testing.B) {
+	for _, window := range trackerWindows {
+		w := "window=" + strconv.Itoa(window)
+		b.Run("op=observe/"+w, func(b *testing.B) {
+			alone(b, func(b *testing.B) {
+				t := fullTracker(window)
+				b.ReportAllocs()
+				i := window
+				for b.Loop() {
+					t.Observe(latencies[i&(len(latencies)-1)])
+					i++
+				}
+				checkDelay(b, window, t.Delay())
+			})
+		})
+		b.Run("op=delay/"+w, func(b *testing.B) {
+			alone(b, func(b *testing.B) {
+				t := fullTracker(window)
+				b.ReportAllocs()
+				var d time.Duration
+				for b.Loop() {
+					d = t.Delay()
+				}
+				checkDelay(b, window, d)
+			})
+		})
+	}
+}
+
+func BenchmarkLatencyTrackerParallel(b *testing.B) {
+	for _, window := range trackerWindows {
+		w := "window=" + strconv.Itoa(window)
+		b.Run("op=observe/"+w, func(b *testing.B) {
+			alone(b, func(b *testing.B) {
+				t := fullTracker(window)
+				n := parallel(b, func(g int, pb *testing.PB) int {
+					i := 0
+					for ; pb.Next(); i++ {
+						t.Observe(latencies[(window+g*7919+i)&(len(latencies)-1)])
+					}
+					return i
+				})
+				ran(b, "reference tracker: Observe ran", n)
+				checkDelay(b, window, t.Delay())
+			})
+		})
+		b.Run("op=delay/"+w, func(b *testing.B) {
+			alone(b, func(b *testing.B) {
+				t := fullTracker(window)
+				n := parallel(b, func(g int, pb *testing.PB) int {
+					i := 0
+					var d time.Duration
+					for ; pb.Next(); i++ {
+						d = t.Delay()
+					}
+					if i > 0 && d <= 0 {
+						b.Errorf("reference tracker, window %d: Delay is %v on a full window, want a latency", window, d)
+					}
+					return i
+				})
+				ran(b, "reference tracker: Delay ran", n)
+			})
+		})
+	}
+}
