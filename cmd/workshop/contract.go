@@ -13,7 +13,7 @@ import (
 // The lab contract is written down in CONTRIBUTING.md, clause by clause;
 // contract is the same list as verify runs it on each lab, and a test
 // keeps the two in step. Clause 10 spans every lab (verifyLearnerBuild) and
-// clauses 11 to 13 check the project (verifyProject).
+// clauses 11 to 14 check the project (verifyProject).
 var contract = []clause{
 	{1, "the pristine starter is pinned", (*labRun).pinnedStarter},
 	{2, "few, short editable files that compile", (*labRun).editableFiles},
@@ -32,6 +32,7 @@ const (
 	clauseVetFmt       = 11
 	clauseProjectTests = 12
 	clauseBrowser      = 13
+	clauseBench        = 14
 )
 
 // otherClauses names the clauses checked outside the per-lab table, for the
@@ -41,6 +42,7 @@ var otherClauses = []clause{
 	{clauseVetFmt, "vetted and formatted", nil},
 	{clauseProjectTests, "tested", nil},
 	{clauseBrowser, "seen in a browser", nil},
+	{clauseBench, "the references keep up with the libraries beside them", nil},
 }
 
 const (

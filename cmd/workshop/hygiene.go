@@ -17,7 +17,8 @@ import (
 const projectTestTimeout = 10 * time.Minute
 
 // verifyProject checks the project outside the labs: go vet and gofmt
-// (clause 11), go test (clause 12) and the browser tests (clause 13).
+// (clause 11), go test (clause 12), the browser tests (clause 13) and the
+// benchmarks (clause 14).
 func (ws *workspace) verifyProject(ctx context.Context, r *report, race bool) error {
 	res := ws.goCmd(ctx, 2*time.Minute, "list", "-e", "-f", "{{.ImportPath}}", "./...")
 	if res.err != nil {
@@ -110,7 +111,10 @@ func (ws *workspace) verifyProject(ctx context.Context, r *report, race bool) er
 		detail := append(append([]string{res.err.Error()}, run.Other...), splitLines(string(res.stderr))...)
 		r.fail(fmt.Sprintf("clause %d: go test%s (project)", clauseProjectTests, flags), "go test failed", detail)
 	}
-	return ws.verifyBrowser(ctx, r)
+	if err := ws.verifyBrowser(ctx, r); err != nil {
+		return err
+	}
+	return ws.verifyBench(ctx, r)
 }
 
 // browserTestDir is the nested module of the browser tests: it has its own

@@ -112,6 +112,12 @@ func (r cmdResult) combined() []string {
 // runCmd runs name with args in the repository root. A context deadline of
 // limit (when positive) guards against a hung subprocess.
 func (ws *workspace) runCmd(ctx context.Context, limit time.Duration, name string, args ...string) cmdResult {
+	return ws.runCmdEnv(ctx, limit, nil, name, args...)
+}
+
+// runCmdEnv is runCmd with env ("NAME=value" entries) added to this
+// process's environment.
+func (ws *workspace) runCmdEnv(ctx context.Context, limit time.Duration, env []string, name string, args ...string) cmdResult {
 	if limit > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, limit)
@@ -119,6 +125,9 @@ func (ws *workspace) runCmd(ctx context.Context, limit time.Duration, name strin
 	}
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = ws.root
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.WaitDelay = 5 * time.Second
 	ownProcessGroup(cmd)
 	var out, errb bytes.Buffer
