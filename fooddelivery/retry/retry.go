@@ -89,7 +89,8 @@ func (p Policy) Do(ctx context.Context, key string, fn func(ctx context.Context,
 
 // Backoff returns the wait before retry number n (n >= 1) of the call
 // named key: full jitter over min(Cap, Base*2^(n-1)), computed without
-// overflow for any n. An n below 1 is treated as 1.
+// overflow for any n, drawn by fooddelivery.Draw(p.Seed, key+"#retry", n).
+// An n below 1 is treated as 1. It allocates nothing.
 func (p Policy) Backoff(key string, n int) time.Duration {
 	n = max(n, 1)
 	base, ceiling := p.Base, p.Cap
@@ -103,7 +104,9 @@ func (p Policy) Backoff(key string, n int) time.Duration {
 	if n-1 < 62 && base <= ceiling>>(n-1) {
 		limit = base << (n - 1)
 	}
-	return time.Duration(fooddelivery.Draw(p.Seed, key+"#retry", n) * float64(limit))
+	// The draw of key+"#retry", hashed in two parts: no allocation
+	// whatever the key's length.
+	return time.Duration(fooddelivery.DrawConcat(p.Seed, key, "#retry", n) * float64(limit))
 }
 
 // Attempt returns the attempt number a request carries in

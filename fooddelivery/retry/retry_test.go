@@ -3,6 +3,8 @@ package retry_test
 import (
 	"context"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -99,4 +101,24 @@ func TestAttemptHeader(t *testing.T) {
 		h.Set(fooddelivery.HeaderAttempt, "-2")
 		assert.Equal(t, 1, retry.Attempt(h))
 	})
+}
+
+// TestBackoffIsTheDrawOfTheKeyAndAllocatesNothing: the wait is the
+// documented draw of key+"#retry", and computing it allocates nothing,
+// however long the key (a retried call computes one per retry).
+func TestBackoffIsTheDrawOfTheKeyAndAllocatesNothing(t *testing.T) {
+	p := retry.Policy{Base: 100 * time.Millisecond, Cap: 2 * time.Second, Seed: 7}
+	long := strings.Repeat("order-", 40) + strconv.Itoa(p.Attempts) // built at run time, 241 bytes
+	for _, key := range []string{"", "order-9", long} {
+		for n := 1; n <= 6; n++ {
+			limit := min(2*time.Second, 100*time.Millisecond<<(n-1))
+			want := time.Duration(fooddelivery.Draw(7, key+"#retry", n) * float64(limit))
+			assert.Equal(t, want, p.Backoff(key, n), "retry %d of %q", n, key)
+		}
+	}
+	var sum time.Duration
+	if allocs := testing.AllocsPerRun(100, func() { sum += p.Backoff(long, 3) }); allocs != 0 {
+		t.Errorf("Backoff of a %d-byte key allocates %v times per call, want 0", len(long), allocs)
+	}
+	_ = sum
 }

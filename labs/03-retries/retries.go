@@ -120,11 +120,14 @@ func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 }
 
 // draw returns the uniform number in [0, 1) that jitters the wait before
-// retry attempt of the n-th request this Transport sends: a pure function
-// of (Seed, n, attempt) (fooddelivery.Draw), so tests repeat exactly. Each
-// request draws its own numbers; requests that drew the same ones would
-// retry in step, which is what jitter is there to prevent. Production code
-// would use math/rand/v2.
+// retry attempt of the n-th request this Transport sends:
+// fooddelivery.Draw(Seed, "request-<n>", attempt), a pure function of
+// (Seed, n, attempt), so tests repeat exactly. Each request draws its own
+// numbers; requests that drew the same ones would retry in step, which is
+// what jitter is there to prevent. The key is hashed in two parts, n's
+// digits written on the stack, so a draw allocates nothing. Production
+// code would use math/rand/v2.
 func (t *Transport) draw(n int64, attempt int) float64 {
-	return fooddelivery.Draw(t.Seed, "request-"+strconv.FormatInt(n, 10), attempt)
+	var digits [20]byte // room for any int64
+	return fooddelivery.DrawConcat(t.Seed, "request-", string(strconv.AppendInt(digits[:0], n, 10)), attempt)
 }

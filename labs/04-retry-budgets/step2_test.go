@@ -71,18 +71,23 @@ func TestStep2BudgetRefillsOverTime(t *testing.T) {
 				"or a client that once spent it can never retry again.", minPerSecond, got, quiet, want)
 		}
 
-		// Busy, not quiet: a request every 10ms for 5s. Each update adds
-		// 10ms worth of tokens, which add up to 10 retries.
+		// Busy, not quiet: a request and a retry attempt every 10ms for 5s.
+		// Each refill adds 10ms worth of tokens, which add up to 10 retries.
 		drain(budget, 1000)
+		got = 0
 		for range 500 {
 			budget.Request() // ratio 0: earns nothing itself
+			if budget.TryRetry() {
+				got++
+			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		if got := drain(budget, 1000); got < want-1 || got > want+1 {
-			t.Fatalf("step 2: a spent budget with a minimum of %v retries a second allowed %d retries after %v of "+
-				"a request every 10ms; want %d.\n"+
+		if got += drain(budget, 1000); got < want-1 || got > want+1 {
+			t.Fatalf("step 2: a spent budget with a minimum of %v retries a second allowed %d retries over %v of "+
+				"a request and a retry attempt every 10ms; want %d.\n"+
 				"Add minPerSecond x the elapsed time in fractions of a second (time.Since(last).Seconds()), "+
-				"not in whole seconds: between frequent calls whole seconds round down to nothing.",
+				"not in whole seconds: between frequent calls whole seconds round down to nothing. And move the "+
+				"last-refill time only where you add the tokens of the time since it: moved without them, they are lost.",
 				minPerSecond, got, quiet, want)
 		}
 	})
@@ -97,7 +102,8 @@ func TestStep2BudgetSavesAtMostMax(t *testing.T) {
 		if got := drain(byTime, 1000); got != saved {
 			t.Fatalf("step 2: a budget of at most %d saved retries (1 a second) allowed %d retries after a minute of quiet; want %d.\n"+
 				"Cap the tokens at max when time refills them: a long quiet spell must not save up a burst of retries. "+
-				"Update the last-refill time on every call, even when the bucket is full.",
+				"Refill (and move the last-refill time) in every TryRetry, even when the bucket is full or holds a token already: "+
+				"a quiet spell credited later lands on a bucket that retries have emptied, past the cap.",
 				saved, got, saved)
 		}
 		// One retry taken, then a minute of quiet: still at most 5.

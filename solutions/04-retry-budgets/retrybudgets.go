@@ -23,10 +23,11 @@ import (
 // minPerSecond*d retries are allowed. It is safe for concurrent use.
 type RetryBudget struct {
 	ratio, minPerSecond, max float64
+	start                    time.Time // when the budget was made: the origin of last
 
 	mu     sync.Mutex
 	tokens float64
-	last   time.Time // when tokens was last brought up to date
+	last   time.Duration // time.Since(start) when time's tokens were last added
 }
 
 // NewRetryBudget returns a full budget. ratio is the retries allowed per
@@ -51,23 +52,34 @@ func NewRetryBudget(ratio, minPerSecond, max float64) *RetryBudget {
 	if ratio > 0 && 1-ratio == 1 {
 		panic(fmt.Sprintf("retrybudgets: NewRetryBudget(%v, %v, %v): a ratio of %v is lost to rounding and never earns a whole token", ratio, minPerSecond, max, ratio))
 	}
-	return &RetryBudget{ratio: ratio, minPerSecond: minPerSecond, max: max, tokens: max, last: time.Now()}
+	return &RetryBudget{ratio: ratio, minPerSecond: minPerSecond, max: max, tokens: max, start: time.Now()}
 }
 
-// refill adds the tokens earned by time since the last update. b.mu is held.
+// refill adds the tokens earned by time since the last refill, up to max.
+// b.mu is held. The clock is read as time.Since(start), which reads the
+// monotonic clock only, half the cost of time.Now (fake time in tests).
+//
+// Only the readers of tokens (TryRetry, Tokens) refill; Request, which
+// only adds, leaves time's tokens to the next refill. That changes no
+// count: both kinds of earning add an amount >= 0 capped at max, and
+// min(max, min(max, t+r)+e) = min(max, t+r+e) for r, e >= 0 (both sides
+// are max when t+r+e >= max, and t+r+e otherwise), so time's share can be
+// added before or after a request's, at each Request or once before the
+// next read, and the reader sees the same tokens (up to rounding in the
+// last bit of a float64). So the hot path, a request, reads no clock.
 func (b *RetryBudget) refill() {
-	now := time.Now()
-	if elapsed := now.Sub(b.last); elapsed > 0 {
+	now := time.Since(b.start)
+	if elapsed := now - b.last; elapsed > 0 {
 		b.tokens = min(b.max, b.tokens+b.minPerSecond*elapsed.Seconds())
 	}
 	b.last = now
 }
 
-// Request records a first attempt, which earns ratio of a retry.
+// Request records a first attempt, which earns ratio of a retry. Time's
+// tokens are added when the budget is next read (see refill).
 func (b *RetryBudget) Request() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.refill()
 	b.tokens = min(b.max, b.tokens+b.ratio)
 }
 
