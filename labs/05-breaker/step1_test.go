@@ -94,6 +94,32 @@ func TestStep1HalfOpenAfterTheOpenPeriod(t *testing.T) {
 	})
 }
 
+// TestStep1ACallAfterTheOpenPeriodIsATrial never asks State(): a call
+// that arrives once the open period is over must find the breaker
+// half-open by itself, so Do reads the clock when the breaker is open.
+func TestStep1ACallAfterTheOpenPeriodIsATrial(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
+		cb := breaker.New(breaker.Settings{Name: "test", Logger: quiet})
+		if made := fail(cb, 6); made != 5 {
+			t.Fatalf("step 1: 6 calls were made through a new breaker, each failing with ErrUnavailable, and %d of them "+
+				"were admitted; the breaker must open at the 5th failure and refuse the 6th call "+
+				"(Settings.ConsecutiveFailures, zero means 5)", made)
+		}
+		time.Sleep(openFor)
+		called, err := succeed(cb)
+		if !called || err != nil {
+			t.Fatalf("step 1: 5 failures opened the breaker; %v later (its Settings.OpenFor), with nobody asking State(), "+
+				"a call that succeeds was made: %v (Do returned %v). Once the open period is over the next call is a "+
+				"trial: Do must look at the clock whenever it finds the breaker open, not leave that to State().",
+				openFor, called, err)
+		}
+		if s := cb.State(); s != breaker.Closed {
+			t.Fatalf("step 1: %v after 5 failures opened the breaker, a trial call succeeded and the breaker is %v; "+
+				"a successful trial closes it", openFor, s)
+		}
+	})
+}
+
 func TestStep1AFailedTrialOpensAgain(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 1}, func(t *testing.T) {
 		sys, cb := start(t, breaker.Settings{})

@@ -54,7 +54,8 @@ func TestStep4HalfOpenAdmitsOnlyAFewTrials(t *testing.T) {
 				customers, trials, reached, succeeded, quick)
 		}
 		if s := cb.State(); s != breaker.Closed {
-			t.Fatalf("step 4: both trial calls succeeded and the breaker is %v; HalfOpenCalls successful trials close it", s)
+			t.Fatalf("step 4: all %d trial calls succeeded (Settings.HalfOpenCalls %d) and the breaker is %v; "+
+				"HalfOpenCalls successful trials close it", trials, trials, s)
 		}
 		_, err := place(sys)
 		require.NoError(t, err, "step 4: the breaker closed, yet the next order failed")
@@ -177,7 +178,8 @@ func TestStep4LateCallsDoNotTakeTrialSlots(t *testing.T) {
 				"fooddelivery.ErrCircuitOpen: %v. A refused trial fails like an open breaker (step 1's error).", err)
 		}
 		if s := cb.State(); s != breaker.Closed {
-			t.Fatalf("step 4: both trial calls succeeded and the breaker is %v; HalfOpenCalls successful trials close it", s)
+			t.Fatalf("step 4: all %d trial calls succeeded (Settings.HalfOpenCalls %d) and the breaker is %v; "+
+				"HalfOpenCalls successful trials close it", trials, trials, s)
 		}
 	})
 }
@@ -214,8 +216,8 @@ func TestStep4AnAbandonedTrialFreesItsSlot(t *testing.T) {
 				"must free its trial slot, or the breaker refuses everyone until the process restarts.", err)
 		}
 		if s := cb.State(); err != nil || s != breaker.Closed {
-			t.Fatalf("step 4: after an abandoned trial, the next trial call succeeded; Do returned %v and the breaker is %v. "+
-				"A successful trial closes it.", err, s)
+			t.Fatalf("step 4: %v after 5 failures opened the breaker, its only trial was abandoned and the next trial call "+
+				"succeeded; Do returned %v and the breaker is %v. A successful trial closes it.", openFor, err, s)
 		}
 	})
 }

@@ -1,6 +1,10 @@
 // Package breaker is the reference solution of lab 05: a circuit breaker
 // whose state is computed from the clock under one mutex, with no
-// goroutines and no timers. See NOTES.md for the trade-offs.
+// goroutines and no timers. It reads the clock only when time matters: an
+// open breaker checking whether its open period is over, a breaker that
+// opens stamping when it may try again, and a call timed for
+// Settings.SlowCall. A closed breaker whose calls succeed reads no clock at
+// all. See NOTES.md for the trade-offs.
 package breaker
 
 import (
@@ -148,7 +152,7 @@ func (cb *CircuitBreaker) Name() string { return cb.s.Name }
 func (cb *CircuitBreaker) State() State {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
-	return cb.current(time.Now())
+	return cb.current()
 }
 
 // Do calls call(ctx) if the breaker admits it and records the outcome. A
@@ -168,14 +172,17 @@ func (cb *CircuitBreaker) Do(ctx context.Context, call func(ctx context.Context)
 	if err != nil {
 		return err
 	}
-	start := time.Now()
+	var start time.Time // read only when speed is judged
+	if cb.s.SlowCall > 0 {
+		start = time.Now()
+	}
 	result := failure
 	defer func() { cb.record(generation, result) }()
 	err = call(ctx)
 	switch {
 	case errors.Is(ctx.Err(), context.Canceled):
 		result = ignored
-	case cb.s.IsFailure(err), err == nil && cb.s.SlowCall > 0 && time.Since(start) > cb.s.SlowCall:
+	case err != nil && cb.s.IsFailure(err), err == nil && cb.s.SlowCall > 0 && time.Since(start) > cb.s.SlowCall:
 		result = failure
 	default:
 		result = success
@@ -195,7 +202,7 @@ const (
 func (cb *CircuitBreaker) admit() (uint64, error) {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
-	switch cb.current(time.Now()) {
+	switch cb.current() {
 	case Open:
 		return 0, fmt.Errorf("%s: %w (until %s)", cb.s.Name, fooddelivery.ErrCircuitOpen, cb.openUntil.Format(time.TimeOnly))
 	case HalfOpen:
@@ -211,24 +218,23 @@ func (cb *CircuitBreaker) admit() (uint64, error) {
 func (cb *CircuitBreaker) record(generation uint64, o outcome) {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
-	now := time.Now()
-	state := cb.current(now)
+	state := cb.current()
 	if generation != cb.generation {
 		return // the breaker changed state while the call ran
 	}
 	switch {
 	case state == Closed && o != ignored:
 		if cb.tripped(o == failure) {
-			cb.setState(Open, now)
+			cb.setState(Open)
 		}
 	case state == HalfOpen:
 		cb.trials--
 		switch o {
 		case failure:
-			cb.setState(Open, now)
+			cb.setState(Open)
 		case success:
 			if cb.successes++; cb.successes >= cb.s.HalfOpenCalls {
-				cb.setState(Closed, now)
+				cb.setState(Closed)
 			}
 		}
 	}
@@ -258,18 +264,20 @@ func (cb *CircuitBreaker) tripped(failed bool) bool {
 }
 
 // current moves an open breaker whose period is over to half-open and
-// returns the state. Call with cb.mu held.
-func (cb *CircuitBreaker) current(now time.Time) State {
-	if cb.state == Open && !now.Before(cb.openUntil) {
-		cb.setState(HalfOpen, now)
+// returns the state. Only an open breaker depends on the time, so only an
+// open breaker reads the clock. Call with cb.mu held.
+func (cb *CircuitBreaker) current() State {
+	if cb.state == Open && !time.Now().Before(cb.openUntil) {
+		cb.setState(HalfOpen)
 	}
 	return cb.state
 }
 
 // setState changes the state, starts a new generation with clean counts,
-// and reports the change. Moving to the state the breaker is already in is
-// not a change: nothing happens. Call with cb.mu held.
-func (cb *CircuitBreaker) setState(to State, now time.Time) {
+// and reports the change; a breaker that opens reads the clock to stamp
+// when its open period ends. Moving to the state the breaker is already in
+// is not a change: nothing happens. Call with cb.mu held.
+func (cb *CircuitBreaker) setState(to State) {
 	from := cb.state
 	if to == from {
 		return
@@ -279,7 +287,7 @@ func (cb *CircuitBreaker) setState(to State, now time.Time) {
 	cb.streak, cb.calls, cb.failures, cb.next, cb.trials, cb.successes = 0, 0, 0, 0, 0, 0
 	clear(cb.outcomes)
 	if to == Open {
-		cb.openUntil = now.Add(cb.s.OpenFor)
+		cb.openUntil = time.Now().Add(cb.s.OpenFor)
 	}
 	level := slog.LevelInfo
 	if to == Open {

@@ -55,30 +55,35 @@ func New(name string, maxConcurrent int, maxWait time.Duration) *Bulkhead {
 // no slot frees up in time it returns an error wrapping
 // fooddelivery.ErrBulkheadFull, and if ctx ends first it returns an error
 // wrapping ctx's error, also when a slot frees up at the moment ctx ends.
-// In these cases call does not run and no slot is held. If call panics,
-// the slot is given back and the panic continues.
+// A ctx that is already done when Do is called starts nothing, even with a
+// slot free. In these cases call does not run and no slot is held. If call
+// panics, the slot is given back and the panic continues.
 func (b *Bulkhead) Do(ctx context.Context, call func(ctx context.Context) error) error {
-	if err := b.acquire(ctx); err != nil {
-		return err
-	}
-	// The deferred release runs exactly once on every way out of call:
-	// return, error or panic.
-	defer func() { <-b.slots }()
-	return call(ctx)
-}
-
-// acquire takes a slot or says why it could not. Taking the slot is the
-// send in a select, so a caller that gives up has taken nothing: there is
-// no hand-over to a waiter that is no longer there.
-func (b *Bulkhead) acquire(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("bulkhead %s: caller gave up before the call: %w", b.name, err)
 	}
 	select {
 	case b.slots <- struct{}{}:
-		return nil
+		// A free slot, taken at once: the common case, with no timer.
 	default:
+		if err := b.wait(ctx); err != nil {
+			return err
+		}
 	}
+	// The deferred release runs exactly once on every way out of call:
+	// return, error or panic.
+	defer b.release()
+	return call(ctx)
+}
+
+// release gives back the slot a call took.
+func (b *Bulkhead) release() { <-b.slots }
+
+// wait takes a slot of a bulkhead found full, waiting up to the maximum
+// wait, or says why it could not. Taking the slot is the send in a select,
+// so a caller that gives up has taken nothing: there is no hand-over to a
+// waiter that is no longer there.
+func (b *Bulkhead) wait(ctx context.Context) error {
 	if b.maxWait == 0 {
 		return b.full()
 	}
@@ -91,7 +96,7 @@ func (b *Bulkhead) acquire(ctx context.Context) error {
 		// x/sync/semaphore does, so that no call starts on a context
 		// that is already done.
 		if err := ctx.Err(); err != nil {
-			<-b.slots
+			b.release()
 			return fmt.Errorf("bulkhead %s: caller gave up as a slot freed up: %w", b.name, err)
 		}
 		return nil
