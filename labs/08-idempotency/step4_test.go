@@ -20,7 +20,7 @@ func TestStep4KeysLiveForThePublishedTime(t *testing.T) {
 	if idempotency.KeyTTL < 24*time.Hour || idempotency.KeyTTL > 7*24*time.Hour {
 		t.Fatalf("step 4: KeyTTL is %v; publish a finite lifetime of at least 24 hours (Stripe's figure), at most 7 days", idempotency.KeyTTL)
 	}
-	labtest.Run(t, labtest.Options{Step: 4, Watchdog: idempotency.KeyTTL + time.Hour}, func(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4, Watchdog: 2*idempotency.KeyTTL + time.Hour}, func(t *testing.T) {
 		sys := startKeyed(t, idempotency.NewKeyStore(), nil)
 		const key = "test/charge/ttl"
 		first := fooddelivery.ChargeRequest{OrderID: "ord-ttl-1", AmountCents: 2400, Card: "tok_visa"}
@@ -57,6 +57,18 @@ func TestStep4KeysLiveForThePublishedTime(t *testing.T) {
 				"the new charge must run (and a key used for a different request, if it had not expired, gets 422).",
 				key, idempotency.KeyTTL+time.Minute, idempotency.KeyTTL, second.OrderID, second.AmountCents,
 				first.OrderID, count(charges, "charge was", "charges were"))
+		}
+
+		// The key now belongs to the second order's charge, with an expiry
+		// of its own.
+		third := fooddelivery.ChargeRequest{OrderID: "ord-ttl-3", AmountCents: 600, Card: "tok_visa"}
+		time.Sleep(idempotency.KeyTTL + time.Minute)
+		_, err = payer(sys).ChargeWithKey(context.Background(), third, key, 1)
+		if charges := sys.Ledger.ChargesFor(third.OrderID); err != nil || charges != 1 {
+			t.Fatalf("step 4: key %q expired, was used again by a new charge (order %s), and that charge completed %v ago, "+
+				"past KeyTTL = %v; a third charge (order %s) with the key got %s and %s executed for it. A key used again "+
+				"gets its own expiry, KeyTTL after its own Finish, even when the store had no other key left to expire.", key, second.OrderID, idempotency.KeyTTL+time.Minute, idempotency.KeyTTL, third.OrderID,
+				answer(err), count(charges, "charge was", "charges were"))
 		}
 	})
 }
@@ -117,9 +129,10 @@ func TestStep4ExpiredKeysAreForgotten(t *testing.T) {
 		// Begin must do the forgetting.
 		if freed, stored := int64(before)-int64(heapAlloc()), int64(keys*size); freed < stored/2 {
 			t.Fatalf("step 4: %d keys completed %v ago, past KeyTTL = %v, with %d KB of response bodies; after a Begin "+
-				"only %d KB of memory were freed: the expired keys are still in the store, only hidden. A store that never "+
-				"deletes grows by one entry per charge, forever (at 10 charges a second, 864,000 entries a day). "+
-				"Delete expired keys from the map in Begin, not only when they are looked up or when Len is called.",
+				"only %d KB of memory were freed: the expired keys are still in the store, only hidden, or still reachable from "+
+				"whatever records their expiry. A store that never lets go grows by one entry per charge, forever (at 10 "+
+				"charges a second, 864,000 entries a day). Delete expired keys from the map in Begin, not only when they "+
+				"are looked up or when Len is called, and drop them from your expiry records too.",
 				keys, idempotency.KeyTTL+time.Minute, idempotency.KeyTTL, stored>>10, max(freed, 0)>>10)
 		}
 		runtime.KeepAlive(store)
@@ -177,6 +190,55 @@ func TestStep4AbandonedReservationExpires(t *testing.T) {
 			t.Fatalf("step 4: key %q was reserved %v ago by a charge that never finished (the processor's deadline "+
 				"is %v); a retry now got %s. Once the lock has timed out the key is free: nil, nil lets the retry "+
 				"charge (the first attempt cannot still be running).", key, freeBy, payment.ProcessorTimeout, begun(o, err))
+		}
+
+		// The retry's instance hangs too: its reservation has a lock of its own.
+		time.Sleep(freeBy)
+		if n := store.Len(); n != 0 {
+			t.Fatalf("step 4: key %q was reserved by a charge that never finished, freed %v later, reserved again by a "+
+				"retry that never finished either; %v after the retry's Begin Len still reports %d keys, want 0. The "+
+				"retry's reservation needs its own lock timeout, like the first: a store with nothing left to time out "+
+				"must still time out the reservations that come after.", key, freeBy, freeBy, n)
+		}
+	})
+}
+
+// TestStep4RetryAfterAServerErrorHoldsItsOwnLock reserves a key, releases
+// it with a 503 (nothing was charged), and reserves it again later for a
+// retry: the first reservation's lock timeout must not free the retry's.
+func TestStep4RetryAfterAServerErrorHoldsItsOwnLock(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
+		store := idempotency.NewKeyStore()
+		const key = "test/charge/ord-blip"
+		req := fooddelivery.ChargeRequest{OrderID: "ord-blip", AmountCents: 2400, Card: "tok_visa"}
+		if o, err := store.Begin(key, req); o != nil || err != nil {
+			t.Fatalf("step 4: Begin with the fresh key %q returned %s; nil, nil lets the charge run", key, begun(o, err))
+		}
+		store.Finish(key, payment.Outcome{Status: http.StatusServiceUnavailable, Body: []byte(`{"error":"unavailable"}`)})
+		start := time.Now()
+		retryAt := payment.ProcessorTimeout + 15*time.Second
+		time.Sleep(retryAt)
+		if o, err := store.Begin(key, req); o != nil || err != nil {
+			t.Fatalf("step 4: key %q was released by a 503 (nothing charged); a retry %v later got %s: nil, nil lets "+
+				"it charge (see step 2).", key, retryAt, begun(o, err))
+		}
+		// The retry's charge may run until the processor's deadline, past
+		// every lock the first reservation can have had.
+		checkAt := retryAt + payment.ProcessorTimeout
+		time.Sleep(checkAt - time.Since(start))
+		if o, err := store.Begin(key, req); !errors.Is(err, payment.ErrKeyInFlight) {
+			t.Fatalf("step 4: key %q was reserved at 0s, released by a 503 and reserved again by a retry at %v, whose "+
+				"charge may run until the processor's deadline (%v later); at %v another attempt got %s, want "+
+				"payment.ErrKeyInFlight (409). The first reservation's lock timeout (at most %v) freed the retry's: when a "+
+				"lock times out, drop the key only if the store still holds that same reservation, not a newer one.",
+				key, retryAt, payment.ProcessorTimeout, checkAt, begun(o, err), 2*payment.ProcessorTimeout)
+		}
+		freeAt := retryAt + 2*payment.ProcessorTimeout
+		time.Sleep(freeAt - time.Since(start))
+		if o, err := store.Begin(key, req); o != nil || err != nil {
+			t.Fatalf("step 4: key %q was reserved again by a retry at %v that never finished; at %v (twice the "+
+				"processor's deadline later) another attempt got %s: the retry's own lock has timed out, so nil, nil.",
+				key, retryAt, freeAt, begun(o, err))
 		}
 	})
 }

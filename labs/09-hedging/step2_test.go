@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/labtest"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
@@ -73,6 +74,58 @@ func TestStep2TrackerReportsThePercentile(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestStep2TrackerFollowsAMixedStream observes latencies with many repeats,
+// rising and falling at random, and checks Delay after every one against
+// the window sorted afresh: a sorted copy that is moved by hand must keep
+// exactly the samples of the window, ties and both ends included.
+func TestStep2TrackerFollowsAMixedStream(t *testing.T) {
+	cases := []struct {
+		window, percent int // the percentile in whole percent, so that the rank is exact
+	}{
+		{100, 95}, {100, 50}, {10, 100}, {9, 30}, {2, 50}, {1, 95},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("NewLatencyTracker(%d, %v, 40ms)", c.window, float64(c.percent)/100), func(t *testing.T) {
+			labtest.Run(t, labtest.Options{Step: 2}, func(t *testing.T) {
+				tr := hedging.NewLatencyTracker(c.window, float64(c.percent)/100, 40*time.Millisecond)
+				var seen []time.Duration
+				for i := range 400 {
+					// 1 to 25ms, in an order drawn from the case: each value repeats about 16 times.
+					d := time.Duration(1+int(25*fooddelivery.Draw(int64(c.window*c.percent), fmt.Sprint(i), 0))) * time.Millisecond
+					seen = append(seen, d)
+					tr.Observe(d)
+					window := slices.Sorted(slices.Values(seen[max(0, len(seen)-c.window):]))
+					rank := (c.percent*len(window) + 99) / 100 // ceil(percent/100 x n), in integers
+					if got, want := tr.Delay(), window[rank-1]; got != want {
+						t.Fatalf("step 2: NewLatencyTracker(%d, %v, 40ms) observed %d latencies of 1 to 25ms, with repeats, "+
+							"in a mixed order (the last five: %v); Delay() = %v, want %v, the nearest-rank p%d of the last %d "+
+							"(the %d%s smallest). The tracker has lost track of its last %d latencies. If you keep a sorted copy "+
+							"up to date by hand, check that it stays sorted and holds exactly the window when the arriving latency "+
+							"is faster than the leaving one, slower, equal, or at either end of the order.",
+							c.window, float64(c.percent)/100, i+1, seen[max(0, len(seen)-5):], got, want, c.percent,
+							len(window), rank, ordinal(rank), c.window)
+					}
+				}
+			})
+		})
+	}
+}
+
+// ordinal returns the suffix of n's ordinal: "st" for 1, "nd" for 2, "th" for 11.
+func ordinal(n int) string {
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+		return "th"
+	case n%10 == 1:
+		return "st"
+	case n%10 == 2:
+		return "nd"
+	case n%10 == 3:
+		return "rd"
+	}
+	return "th"
 }
 
 func TestStep2TrackerRejectsABadConfiguration(t *testing.T) {

@@ -49,25 +49,57 @@ func ChargeKey(a payment.ChargeAttempt) string {
 type KeyStore struct {
 	mu      sync.Mutex
 	entries map[string]*entry
-	// expiring lists completed keys in the order they expire: expiry is
-	// completion time plus the constant KeyTTL, and time only moves on, so
-	// appending keeps it sorted and expired keys are always at the front.
-	expiring []expiry
-	// locks lists reserved keys in the order their LockTimeout runs out
-	// (sorted for the same reason).
-	locks []expiry
+	// locks holds the reservations in the order their LockTimeout runs
+	// out, and expiring the completed keys in the order their KeyTTL runs
+	// out: both are constants and time only moves on, so each new deadline
+	// goes at the back and the due ones are at the front.
+	locks, expiring queue
 }
 
 type entry struct {
+	key     string
 	req     fooddelivery.ChargeRequest
 	outcome *payment.Outcome // nil while the first request is in flight
-	expires time.Time        // zero while in flight
-	locked  time.Time        // while in flight: when the reservation times out
+	lock    deadline         // the reservation's place in s.locks
+	expiry  deadline         // once completed: its place in s.expiring
 }
 
-type expiry struct {
-	key string
-	at  time.Time
+// deadline is an entry's place in a queue: when its time is up, and the
+// next deadline in the same queue.
+type deadline struct {
+	at    time.Time
+	entry *entry
+	next  *deadline
+}
+
+// queue is a first-in, first-out list of deadlines, linked through the
+// entries that hold them: adding or dropping one allocates nothing and
+// copies nothing, however many keys the store holds (a slice cut from the
+// front and appended to at the back copies all of it whenever it regrows).
+type queue struct{ head, tail *deadline } // both nil when empty
+
+// push adds d at the back of q.
+func (q *queue) push(d *deadline) {
+	if q.tail == nil {
+		q.head = d
+	} else {
+		q.tail.next = d
+	}
+	q.tail = d
+}
+
+// popDue removes the front deadline of q and returns its entry if its
+// time is up at now; otherwise it returns nil and leaves q as it is.
+func (q *queue) popDue(now time.Time) *entry {
+	d := q.head
+	if d == nil || now.Before(d.at) {
+		return nil
+	}
+	q.head = d.next
+	if q.head == nil {
+		q.tail = nil
+	}
+	return d.entry
 }
 
 // NewKeyStore returns an empty store.
@@ -88,12 +120,15 @@ func (s *KeyStore) Begin(key string, req fooddelivery.ChargeRequest) (*payment.O
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.expireLocked(time.Now())
+	now := time.Now()
+	s.expireLocked(now)
 	e, ok := s.entries[key]
 	switch {
 	case !ok:
-		s.entries[key] = &entry{req: req, locked: time.Now().Add(LockTimeout)}
-		s.locks = append(s.locks, expiry{key: key, at: s.entries[key].locked})
+		e = &entry{key: key, req: req}
+		e.lock = deadline{at: now.Add(LockTimeout), entry: e}
+		s.entries[key] = e
+		s.locks.push(&e.lock)
 		return nil, nil
 	case e.req != req:
 		return nil, payment.ErrKeyMismatch
@@ -121,8 +156,8 @@ func (s *KeyStore) Finish(key string, o payment.Outcome) {
 		return
 	}
 	e.outcome = &payment.Outcome{Status: o.Status, Body: bytes.Clone(o.Body)}
-	e.expires = time.Now().Add(KeyTTL)
-	s.expiring = append(s.expiring, expiry{key: key, at: e.expires})
+	e.expiry = deadline{at: time.Now().Add(KeyTTL), entry: e}
+	s.expiring.push(&e.expiry)
 }
 
 // Len returns how many keys the store holds (in flight within LockTimeout,
@@ -134,25 +169,20 @@ func (s *KeyStore) Len() int {
 	return len(s.entries)
 }
 
-// expireLocked forgets the keys whose time is up, and the reservations
-// whose lock timed out: O(1) per expired key. The caller holds s.mu.
+// expireLocked forgets the reservations whose lock timed out, and the keys
+// whose time is up: O(1) per expired key. The caller holds s.mu.
 func (s *KeyStore) expireLocked(now time.Time) {
-	l := 0
-	for ; l < len(s.locks) && !now.Before(s.locks[l].at); l++ {
-		x := s.locks[l]
-		// The key may have finished, or been released and reserved again.
-		if e, ok := s.entries[x.key]; ok && e.outcome == nil && e.locked.Equal(x.at) {
-			delete(s.entries, x.key)
+	for e := s.locks.popDue(now); e != nil; e = s.locks.popDue(now) {
+		// The charge may have finished since, or been released by a 5xx
+		// and its key reserved again: then the map holds a new entry,
+		// with a lock of its own.
+		if s.entries[e.key] == e && e.outcome == nil {
+			delete(s.entries, e.key)
 		}
 	}
-	s.locks = s.locks[l:]
-	n := 0
-	for ; n < len(s.expiring) && !now.Before(s.expiring[n].at); n++ {
-		x := s.expiring[n]
-		// The key may have been reused since, with a later expiry.
-		if e, ok := s.entries[x.key]; ok && e.expires.Equal(x.at) {
-			delete(s.entries, x.key)
-		}
+	for e := s.expiring.popDue(now); e != nil; e = s.expiring.popDue(now) {
+		// Only this loop removes a completed entry, so the map still
+		// holds e.
+		delete(s.entries, e.key)
 	}
-	s.expiring = s.expiring[n:]
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,17 +15,20 @@ import (
 // about 5% of requests. It is safe for concurrent use; create one with
 // NewLatencyTracker.
 //
-// Observe and Delay run on every request, so both avoid sorting: the
-// window is kept in a ring (arrival order, to know which sample leaves)
-// and in a sorted copy (to read the percentile by index). Each Observe
-// costs O(window) in memory moves, about a microsecond for 2,000 samples.
+// Observe and Delay run on every request. The window is kept twice: in a
+// ring (arrival order, to know which sample leaves) and in a sorted copy
+// (to read the percentile by index). Observe moves only the samples that
+// lie between the leaving one and the arriving one, by one place each,
+// and stores the percentile in an atomic, so Delay takes no lock. Observe
+// stays O(window) in the worst case: on a 2-core machine, about 0.1 µs
+// for 100 samples, 0.3 µs for 2,000 and 2 µs for 20,000 (see the README).
 type LatencyTracker struct {
-	mu         sync.Mutex
+	mu         sync.Mutex // guards ring, next and sorted
 	percentile float64
-	initial    time.Duration
 	ring       []time.Duration // the last window samples; ring[next] is the oldest once full
 	next       int
 	sorted     []time.Duration // the same samples, in increasing order
+	delay      atomic.Int64    // the percentile of sorted (initial before any), in nanoseconds
 }
 
 // NewLatencyTracker returns a tracker of the last window latencies that
@@ -40,12 +44,13 @@ func NewLatencyTracker(window int, percentile float64, initial time.Duration) *L
 		panic(fmt.Sprintf("hedging: NewLatencyTracker(%d, %v, %v): want window >= 1, percentile in (0, 1], initial >= 0",
 			window, percentile, initial))
 	}
-	return &LatencyTracker{
+	t := &LatencyTracker{
 		percentile: percentile,
-		initial:    initial,
 		ring:       make([]time.Duration, 0, window),
 		sorted:     make([]time.Duration, 0, window),
 	}
+	t.delay.Store(int64(initial))
+	return t
 }
 
 // Observe records the latency of one read (until its first answer). When
@@ -55,31 +60,47 @@ func (t *LatencyTracker) Observe(latency time.Duration) {
 	defer t.mu.Unlock()
 	if len(t.ring) < cap(t.ring) {
 		t.ring = append(t.ring, latency)
+		i, _ := slices.BinarySearch(t.sorted, latency)
+		t.sorted = slices.Insert(t.sorted, i, latency)
 	} else {
 		oldest := t.ring[t.next]
 		t.ring[t.next] = latency
 		t.next = (t.next + 1) % len(t.ring)
-		i, _ := slices.BinarySearch(t.sorted, oldest)
-		t.sorted = slices.Delete(t.sorted, i, i+1)
+		replace(t.sorted, oldest, latency)
 	}
-	i, _ := slices.BinarySearch(t.sorted, latency)
-	t.sorted = slices.Insert(t.sorted, i, latency)
+	// The percentile changes only here. Storing it under the lock keeps
+	// the stores in the order of the Observes, so the last one wins.
+	n := len(t.sorted)
+	// The tolerance keeps a product that floating point puts a hair above
+	// a whole number (0.07*100 = 7.000000000000001) from rounding up.
+	rank := int(math.Ceil(t.percentile*float64(n) - 1e-9))
+	t.delay.Store(int64(t.sorted[min(max(rank, 1), n)-1]))
+}
+
+// replace takes one sample equal to old out of the sorted slice s and puts
+// new in, keeping s sorted: the samples between the two positions move by
+// one place, in one copy, and nothing else moves.
+func replace(s []time.Duration, old, new time.Duration) {
+	i, _ := slices.BinarySearch(s, old) // s[i] == old
+	if new >= old {
+		// The k samples after old that are smaller than new move down.
+		k, _ := slices.BinarySearch(s[i+1:], new)
+		copy(s[i:], s[i+1:i+1+k])
+		s[i+k] = new
+	} else {
+		// The samples from new's place up to old move up.
+		j, _ := slices.BinarySearch(s[:i], new)
+		copy(s[j+1:i+1], s[j:i])
+		s[j] = new
+	}
 }
 
 // Delay returns the percentile of the latencies in the window: the
 // smallest of them that at least percentile x n of the n latencies do not
-// exceed. With no latency yet, it returns the initial delay.
+// exceed. With no latency yet, it returns the initial delay. It takes no
+// lock: Observe computed it.
 func (t *LatencyTracker) Delay() time.Duration {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	n := len(t.sorted)
-	if n == 0 {
-		return t.initial
-	}
-	// The tolerance keeps a product that floating point puts a hair above
-	// a whole number (0.07*100 = 7.000000000000001) from rounding up.
-	rank := int(math.Ceil(t.percentile*float64(n) - 1e-9))
-	return t.sorted[min(max(rank, 1), n)-1]
+	return time.Duration(t.delay.Load())
 }
 
 // HedgeBudget limits hedges to a share of requests, as a token bucket:
