@@ -26,10 +26,12 @@ const (
 )
 
 // labDraw is the jitter draw of lab 03's reference, (*retries.Transport).draw,
-// for the n-th request's retry attempt. It must stay the same as the
+// for the n-th request's retry attempt: the key "request-<n>" hashed in two
+// parts, n's digits written on the stack. It must stay the same as the
 // reference's draw: copy any change made there.
 func labDraw(seed, n int64, attempt int) float64 {
-	return fooddelivery.Draw(seed, "request-"+strconv.FormatInt(n, 10), attempt)
+	var digits [20]byte
+	return fooddelivery.DrawConcat(seed, "request-", string(strconv.AppendInt(digits[:0], n, 10)), attempt)
 }
 
 // newExponential returns cenkalti/backoff set to lab 03's waits: a
