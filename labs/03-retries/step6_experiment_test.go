@@ -16,7 +16,8 @@ import (
 // courier apps try to claim the same dispatch-board row with optimistic
 // concurrency (read the row's version, write if unchanged, else back off
 // and start over). The model is package contention; your Backoff is its
-// full-jitter strategy.
+// full-jitter strategy. The experiment drives that function alone, not your
+// Transport: the table's title says so.
 const (
 	expClients = 100 // courier apps claiming one row
 	expRuns    = 10  // seeds averaged per strategy
@@ -39,7 +40,8 @@ func TestStep6Experiment(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 6}, func(t *testing.T) {
 		rows = contention.Compare(*experimentClients, expRuns, fullJitter)
 	})
-	t.Logf("step 6: %d courier apps claim one dispatch-board row; hop abs(Normal(%v, %v)), base %v, cap %v; mean of %d seeds",
+	t.Logf("step 6: your Backoff alone, in an in-process model (not your Transport): %d courier apps claim one dispatch-board row; "+
+		"hop abs(Normal(%v, %v)), base %v, cap %v; mean of %d seeds",
 		*experimentClients, contention.HopMean, contention.HopSD, contention.Base, contention.Cap, expRuns)
 	// The reference column is a port of Brooker's simulator run with 100
 	// clients: beside another crowd size it would compare unlike things.
