@@ -55,7 +55,8 @@ func TestStep6Experiment(t *testing.T) {
 			row{"p95 of last 2000, burst 5", hedgesim.Run(m, policy(2000, 0.95, 5))},
 		)
 	})
-	t.Logf("step 6: %d home pages of %d menu reads over %d replicas; each replica stalls %v once every %v (%.1f%% of the time)",
+	t.Logf("step 6: a simulation drives your LatencyTracker and HedgeBudget (not your Hedger): %d home pages of %d menu "+
+		"reads over %d replicas; each replica stalls %v once every %v (%.1f%% of the time)",
 		m.Pages, m.FanOut, m.Replicas, m.StallFor, m.StallEvery, 100*m.StallShare())
 	t.Logf("%-30s %9s %9s %9s %7s", "hedging", "p50", "p99", "p99.9", "extra")
 	for _, r := range rows {
