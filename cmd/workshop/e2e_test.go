@@ -44,7 +44,7 @@ func TestStep2Experiment(t *testing.T) {
 `,
 	"labs/01-timeouts/README.md": "# Lab 01\n\n## The story\n\n## The pattern\n\n## Steps\n\n" +
 		"### Step 1: Give up within the budget\n\n### Step 2: Run the experiment\n\n" +
-		"## Hints\n\nThe hints are in [HINTS.md](HINTS.md).\n\n## Experiment\n\n## In production\n\n## Further reading\n",
+		"## Hints\n\nThe hints are in [HINTS.md](HINTS.md).\n\n## Experiment\n\n## In production\n\n[PRODUCTION.md](PRODUCTION.md)\n",
 	"labs/01-timeouts/HINTS.md": "# Lab 01 (timeouts): hints\n\n## Step 1\n\n### \"the budget is 0s\"\n\nReturn 2.\n\n" +
 		"## Step 2\n\n### \"ratio 0, want 5\"\n\nThe ratio is a constant.\n\n### \"see step 2\"\n\n```go\nfunc Ratio() int { return 5 }\n```\n",
 	"solutions/01-timeouts/timeouts.go": `// Package timeouts is the fixture's solution.
