@@ -23,7 +23,7 @@ var contract = []clause{
 	{6, "mutants, each caught by its step", (*labRun).mutants},
 	{7, "no real sockets", (*labRun).noSockets},
 	{8, "self-contained", (*labRun).selfContained},
-	{9, "a README in the usual order", (*labRun).readme},
+	{9, "a README read in ten minutes, in the usual order", (*labRun).readme},
 }
 
 // Clauses checked outside the per-lab table.
@@ -215,8 +215,8 @@ func (lr *labRun) selfContained(ctx context.Context) error {
 // readme (clause 9) checks the README's sections and step headings, then
 // the hints in HINTS.md beside it.
 func (lr *labRun) readme(ctx context.Context) error {
-	lr.check(9, "README.md has the sections in order and a heading per step", lr.ws.readmeProblems(lr.info))
-	lr.check(9, "HINTS.md parses, its steps have tests, every hint has a body, and README.md links to it", lr.ws.hintsProblems(lr.info))
+	lr.check(9, "README.md has the sections in order, a heading per step, at most 2,000 words, and links PRODUCTION.md", lr.ws.readmeProblems(lr.info))
+	lr.check(9, "HINTS.md parses, its steps have tests, its hints go from gentle to explicit, and README.md links to it", lr.ws.hintsProblems(lr.info))
 	return nil
 }
 

@@ -44,9 +44,11 @@ func TestStep2Experiment(t *testing.T) {
 `,
 	"labs/01-timeouts/README.md": "# Lab 01\n\n## The story\n\n## The pattern\n\n## Steps\n\n" +
 		"### Step 1: Give up within the budget\n\n### Step 2: Run the experiment\n\n" +
-		"## Hints\n\nThe hints are in [HINTS.md](HINTS.md).\n\n## Experiment\n\n## In production\n\n## Further reading\n",
-	"labs/01-timeouts/HINTS.md": "# Lab 01 (timeouts): hints\n\n## Step 1\n\n### \"the budget is 0s\"\n\nReturn 2.\n\n" +
-		"## Step 2\n\n### \"ratio 0, want 5\"\n\nThe ratio is a constant.\n\n### \"see step 2\"\n\n```go\nfunc Ratio() int { return 5 }\n```\n",
+		"## Hints\n\nThe hints are in [HINTS.md](HINTS.md).\n\n## Experiment\n\n## In production\n\n[PRODUCTION.md](PRODUCTION.md)\n",
+	"labs/01-timeouts/HINTS.md": "# Lab 01 (timeouts): hints\n\n## Step 1\n\n### \"the budget is 0s\"\n\nWhat does the README give?\n\n" +
+		"### \"the budget is 0s\"\n\nReturn 2.\n\n" +
+		"## Step 2\n\n### \"ratio 0, want 5\"\n\nThe ratio is a constant.\n\n### \"ratio 0, want 5\"\n\n```go\nfunc Ratio() int { return 5 }\n```\n",
+	"labs/01-timeouts/PRODUCTION.md": "# Lab 01: in production\n\n" + strings.Repeat("Production libraries time out calls. ", 12) + "\n",
 	"solutions/01-timeouts/timeouts.go": `// Package timeouts is the fixture's solution.
 package timeouts
 
@@ -279,8 +281,8 @@ func TestVerifyFixtureLab(t *testing.T) {
 			"ratio 0, want 5: see step 2",
 			"Hint 1 of 2 for step 2: \"ratio 0, want 5\"\n\nThe ratio is a constant.\n",
 			"1 more hint for step 2: run go run ./cmd/workshop hint 01 again.")
-		expect(hint("1"), "Hint 2 of 2 for step 2: \"see step 2\"\n\n```go\nfunc Ratio() int { return 5 }\n```\n", "That was the last hint for step 2.")
-		expect(hint("01-timeouts"), "You have seen all 2 hints for step 2; here is the one closest to your failure again.", "Hint 1 of 2 for step 2")
+		expect(hint("1"), "Hint 2 of 2 for step 2: \"ratio 0, want 5\"\n\n```go\nfunc Ratio() int { return 5 }\n```\n", "That was the last hint for step 2.")
+		expect(hint("01-timeouts"), "You have seen all 2 hints for step 2; here is the one closest to your failure again.", "Hint 2 of 2 for step 2")
 
 		// Remembered outside the repository, per repository and lab.
 		data, err := os.ReadFile(filepath.Join(cache, "gophereats-workshop", "hints.json"))
@@ -450,7 +452,7 @@ func TestVerifyFixtureLab(t *testing.T) {
 			"FAIL 01-timeouts clause 6: mutant wrong-claim is caught by step 2: step 2 passes against the mutant (failing instead: step 1)",
 			"ok   01-timeouts clause 8: imports no other lab and no solution",
 			"ok   01-timeouts clause 9: README.md has the sections in order",
-			"ok   01-timeouts clause 9: HINTS.md parses, its steps have tests, every hint has a body, and README.md links to it",
+			"ok   01-timeouts clause 9: HINTS.md parses, its steps have tests, its hints go from gentle to explicit, and README.md links to it",
 			"ok   clause 10: the running system builds with the pristine starters' learner code (go build -tags learner01 ./cmd/fooddelivery)",
 		} {
 			if !strings.Contains(text, want) {

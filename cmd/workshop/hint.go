@@ -471,10 +471,17 @@ func (ws *workspace) showHint(ctx context.Context, w *progress, l lab, reset, in
 		again = "type hint again"
 	}
 	if pick < 0 {
+		// The most explicit hint (the last of its chain) of the first
+		// symptom that matches the failure.
 		pick = len(list) - 1
 		for i := range list {
 			if hintMatches(list[i].Symptom, failure) {
 				pick = i
+				for j := i + 1; j < len(list); j++ {
+					if list[j].Symptom == list[i].Symptom {
+						pick = j
+					}
+				}
 				break
 			}
 		}

@@ -237,6 +237,46 @@ func TestHintArgs(t *testing.T) {
 	}
 }
 
+// Hints teach before they tell: a chain per symptom, code only last.
+func TestHintChainProblems(t *testing.T) {
+	f, problems := parseHints("HINTS.md", "## Step 1\n\n"+
+		"### \"x\"\n\nWhich errors are transient?\n\n"+
+		"### \"x\"\n\nLook at `errors.Is` and `fooddelivery.ErrTimeout`.\n\n"+
+		"### \"x\"\n\n```go\nreturn errors.Is(err, fooddelivery.ErrTimeout)\n```\n\n"+
+		"### \"y\"\n\nUse `n := max(n, 1)` first.\n\n"+
+		"### \"y\"\n\nThe same.\n\n"+
+		"### \"z\"\n\nAlone.\n")
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	got := strings.Join(hintChainProblems("HINTS.md", f), "\n")
+	for _, want := range []string{
+		"HINTS.md:17: hint 1 of 2 for \"\\\"y\\\"\" shows code (`n := max(n, 1)`)",
+		"HINTS.md:25: step 1's hint for \"\\\"z\\\"\" is alone",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems lack %s:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, `"\"x\""`) {
+		t.Errorf("the chain x is fine, got:\n%s", got)
+	}
+	for body, want := range map[string]bool{
+		"Look at `ctx.Err` and `http.Request.Method`.":    false,
+		"Run `go test -run=Step1 ./labs/01-timeouts/`.":   false,
+		"`resp.Header.Get(\"Retry-After\")` tells.":       false,
+		"`attempt < 63 && base <= cap >> attempt`":        true,
+		"`io.LimitReader(resp.Body, 4<<10)`":              true,
+		"`timer := time.NewTimer(wait)`":                  true,
+		"```go\nselect {}\n```":                           true,
+		"`t.tokens = min(t.max, t.tokens+t.ratio)` works": true,
+	} {
+		if got := codeIn(body) != ""; got != want {
+			t.Errorf("codeIn(%q) = %q, want code: %v", body, codeIn(body), want)
+		}
+	}
+}
+
 // verify's clause 9 names what is wrong with a lab's hints.
 func TestHintsProblems(t *testing.T) {
 	root := t.TempDir()
@@ -247,7 +287,7 @@ func TestHintsProblems(t *testing.T) {
 		"labs/01-x/HINTS.md":  "## Step 1\n\n### a\n\nb\n\n## Step 3\n\n### c\n\n\n",
 		"labs/02-y/y_test.go": "package y\n\nimport \"testing\"\n\nfunc TestStep1A(t *testing.T) {}\n",
 		"labs/02-y/README.md": "## Hints\n\nThe hints are in [HINTS.md](./HINTS.md#step-1).\n",
-		"labs/02-y/HINTS.md":  "## Step 1\n\n### a\n\nb\n",
+		"labs/02-y/HINTS.md":  "## Step 1\n\n### a\n\nWhat does `ctx.Err` say?\n\n### a\n\n`if ctx.Err() != nil { return }`\n",
 		"labs/03-z/z_test.go": "package z\n",
 		"labs/03-z/README.md": "## Hints\n",
 	}
@@ -275,6 +315,7 @@ func TestHintsProblems(t *testing.T) {
 	for _, want := range []string{
 		`labs/01-x/HINTS.md:9: hint "c" has no body`,
 		`labs/01-x/HINTS.md:7: "## Step 3" has no TestStep3 test`,
+		`labs/01-x/HINTS.md:3: step 1's hint for "a" is alone`,
 		"README.md's ## Hints section does not link to HINTS.md",
 	} {
 		if !strings.Contains(got, want) {

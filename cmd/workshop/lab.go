@@ -232,15 +232,26 @@ type readme struct {
 	// HintsLink reports whether the "## Hints" section links to HINTS.md
 	// (a Markdown link "](HINTS.md)" or "](./HINTS.md)", with or without an anchor).
 	HintsLink bool
+	// ProductionLink reports whether the "## In production" section links
+	// to PRODUCTION.md, the same way.
+	ProductionLink bool
+	// Words counts the words of each level-2 section ("" for the text
+	// before the first one), headings included: whitespace-separated
+	// tokens outside fenced code blocks and table rows (lines starting
+	// with "|"), markup such as "###" not counted.
+	Words map[string]int
 }
 
-var hintsLink = regexp.MustCompile(`\]\((\./)?HINTS\.md(#[^)]*)?\)`)
+var (
+	hintsLink      = regexp.MustCompile(`\]\((\./)?HINTS\.md(#[^)]*)?\)`)
+	productionLink = regexp.MustCompile(`\]\((\./)?PRODUCTION\.md(#[^)]*)?\)`)
+)
 
 var stepHeading = regexp.MustCompile(`(?i)^step\s+([0-9]+)\s*(?:[:.)]|-|–|—)?\s*(.*)$`)
 
 // parseReadme reads headings outside fenced code blocks.
 func parseReadme(text string) readme {
-	r := readme{Steps: map[int]string{}, Anchors: map[int]string{}}
+	r := readme{Steps: map[int]string{}, Anchors: map[int]string{}, Words: map[string]int{}}
 	inFence := false
 	fence := ""
 	section := ""
@@ -261,12 +272,18 @@ func parseReadme(text string) readme {
 		if inFence {
 			continue
 		}
-		switch {
-		case strings.HasPrefix(line, "## "):
+		if strings.HasPrefix(line, "## ") {
 			section = headingText(line[3:])
 			r.Sections = append(r.Sections, section)
+		}
+		if !strings.HasPrefix(trimmed, "|") {
+			r.Words[section] += len(strings.Fields(strings.TrimLeft(trimmed, "#")))
+		}
+		switch {
 		case strings.EqualFold(section, "Hints") && hintsLink.MatchString(line):
 			r.HintsLink = true
+		case strings.EqualFold(section, "In production") && productionLink.MatchString(line):
+			r.ProductionLink = true
 		case strings.HasPrefix(line, "### ") && strings.EqualFold(section, "Steps"):
 			h := headingText(line[4:])
 			m := stepHeading.FindStringSubmatch(h)
@@ -312,7 +329,16 @@ func githubAnchor(heading string) string {
 }
 
 // readmeSections are the level-2 sections every lab README has, in order.
-var readmeSections = []string{"The story", "The pattern", "Steps", "Hints", "Experiment", "In production", "Further reading"}
+// The last two only link to HINTS.md and PRODUCTION.md.
+var readmeSections = []string{"The story", "The pattern", "Steps", "Hints", "Experiment", "In production"}
+
+// Word limits of a lab README (clause 9), counted as readme.Words does:
+// everything but the two link sections is what a learner reads before
+// and while solving the lab, in about ten minutes at 200 words a minute.
+const (
+	readmeWordLimit      = 2000
+	linkSectionWordLimit = 60 // "## Hints" and "## In production": a sentence and a link
+)
 
 // missingSections returns the required sections that are missing or out of
 // order (extra sections in between are allowed).

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -46,11 +47,11 @@ const sampleReadme = "# Lab 01: timeouts\n\n" +
 	"## Steps\n\n### Step 1: Give up on a hanging payment\n\ntext\n\n" +
 	"### Step 2 - Fail fast on a black-holed host ###\n\n### Step 3. Measure it\n\n### Notes\n\n" +
 	"## Hints\n\n### Step 4: not under Steps\n\n" +
-	"## Experiment\n\n## In production\n\n## Further reading\n"
+	"## Experiment\n\n| a table | is not counted |\n\n## In production\n\nSee [PRODUCTION.md](PRODUCTION.md).\n"
 
 func TestParseReadme(t *testing.T) {
 	r := parseReadme(sampleReadme)
-	wantSections := []string{"The story", "The pattern", "Steps", "Hints", "Experiment", "In production", "Further reading"}
+	wantSections := []string{"The story", "The pattern", "Steps", "Hints", "Experiment", "In production"}
 	if !slices.Equal(r.Sections, wantSections) {
 		t.Errorf("sections: got %q, want %q", r.Sections, wantSections)
 	}
@@ -69,8 +70,34 @@ func TestParseReadme(t *testing.T) {
 	if missing := missingSections(r.Sections); len(missing) != 0 {
 		t.Errorf("missing sections: got %q, want none", missing)
 	}
-	if got := missingSections([]string{"The story", "Steps", "The pattern", "Hints", "Experiment", "In production", "Further reading"}); !slices.Equal(got, []string{"Steps"}) {
+	if got := missingSections([]string{"The story", "Steps", "The pattern", "Hints", "Experiment", "In production"}); !slices.Equal(got, []string{"Steps"}) {
 		t.Errorf("out of order: got %q, want [Steps]", got)
+	}
+	if !r.ProductionLink {
+		t.Error("the In production section's link to PRODUCTION.md was not seen")
+	}
+	wantWords := map[string]int{"": 3, "The story": 4, "The pattern": 2, "Steps": 25, "Hints": 6, "Experiment": 1, "In production": 4}
+	if !maps.Equal(r.Words, wantWords) {
+		t.Errorf("words: got %v, want %v (code blocks and tables not counted)", r.Words, wantWords)
+	}
+}
+
+// The README's length is checked outside the link sections, and the
+// problem says where the words are.
+func TestReadmeWordProblems(t *testing.T) {
+	r := readme{Words: map[string]int{"": 40, "The story": 200, "Steps": 1500, "Experiment": 300, "Hints": 20, "In production": 500}}
+	got := strings.Join(readmeWordProblems(r), "\n")
+	for _, want := range []string{
+		"README.md has 2040 words, more than 2000 (code blocks and tables not counted; by section: Steps 1500, Experiment 300, The story 200, (before the first section) 40)",
+		"## In production section has 500 words",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems lack %q:\n%s", want, got)
+		}
+	}
+	r.Words["Steps"], r.Words["In production"] = 1400, 10
+	if p := readmeWordProblems(r); len(p) > 0 {
+		t.Errorf("1940 words and short link sections: got %q, want no problem", p)
 	}
 }
 

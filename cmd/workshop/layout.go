@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -129,6 +130,15 @@ func (ws *workspace) readmeProblems(info labInfo) []string {
 		problems = append(problems, fmt.Sprintf("missing or out of order: ## %s (want, in order: %s; found: %s)",
 			strings.Join(missing, ", ## "), strings.Join(readmeSections, ", "), strings.Join(info.Readme.Sections, ", ")))
 	}
+	problems = append(problems, readmeWordProblems(info.Readme)...)
+	if !info.Readme.ProductionLink {
+		problems = append(problems, "README.md's ## In production section does not link to PRODUCTION.md (\"[PRODUCTION.md](PRODUCTION.md)\")")
+	}
+	if data, err := os.ReadFile(ws.abs(path.Join(info.Dir(), "PRODUCTION.md"))); err != nil {
+		problems = append(problems, info.Dir()+"/PRODUCTION.md is missing: what production libraries do, and further reading")
+	} else if len(strings.Fields(string(data))) < 50 {
+		problems = append(problems, info.Dir()+"/PRODUCTION.md is nearly empty: it holds what production libraries do, and further reading")
+	}
 	testSteps := map[int]bool{}
 	for _, t := range info.Tests.Tests {
 		if n := stepOf(t); n > 0 {
@@ -143,6 +153,44 @@ func (ws *workspace) readmeProblems(info labInfo) []string {
 		case !testSteps[n] && inReadme:
 			problems = append(problems, fmt.Sprintf("\"### Step %d\" has no TestStep%d test", n, n))
 		}
+	}
+	return problems
+}
+
+// readmeWordProblems checks the README's length: at most readmeWordLimit
+// words outside the link sections, which hold at most
+// linkSectionWordLimit each. The problem names the longest sections, so
+// the author knows where to cut.
+func readmeWordProblems(r readme) []string {
+	var problems []string
+	total := 0
+	type count struct {
+		name  string
+		words int
+	}
+	var counts []count
+	for name, n := range r.Words {
+		if strings.EqualFold(name, "Hints") || strings.EqualFold(name, "In production") {
+			if n > linkSectionWordLimit {
+				problems = append(problems, fmt.Sprintf("README.md's ## %s section has %d words, more than the %d of a sentence and a link: the text belongs in the file it links to",
+					name, n, linkSectionWordLimit))
+			}
+			continue
+		}
+		total += n
+		if name == "" {
+			name = "(before the first section)"
+		}
+		counts = append(counts, count{name, n})
+	}
+	if total > readmeWordLimit {
+		slices.SortFunc(counts, func(a, b count) int { return b.words - a.words })
+		var parts []string
+		for _, c := range counts {
+			parts = append(parts, fmt.Sprintf("%s %d", c.name, c.words))
+		}
+		problems = append(problems, fmt.Sprintf("README.md has %d words, more than %d (code blocks and tables not counted; by section: %s): say each rule once, where its step needs it",
+			total, readmeWordLimit, strings.Join(parts, ", ")))
 	}
 	return problems
 }
@@ -169,8 +217,74 @@ func (ws *workspace) hintsProblems(info labInfo) []string {
 			problems = append(problems, fmt.Sprintf("%s/HINTS.md:%d: \"## Step %d\" has no TestStep%d test", info.Dir(), s.Line, s.N, s.N))
 		}
 	}
+	problems = append(problems, hintChainProblems(info.Dir()+"/HINTS.md", hints)...)
 	if !info.Readme.HintsLink {
 		problems = append(problems, "README.md's ## Hints section does not link to HINTS.md (\"[HINTS.md](HINTS.md)\")")
 	}
 	return problems
+}
+
+// hintChainProblems checks that hints teach before they tell: every
+// symptom has a chain of at least two hints (the same "### symptom"
+// heading, gentlest first), and only the last hint of a chain shows code.
+// name is the file's name in the problems.
+func hintChainProblems(name string, f hintFile) []string {
+	var problems []string
+	for _, s := range f.Steps {
+		var order []string
+		chains := map[string][]hint{}
+		for _, h := range s.Hints {
+			if _, seen := chains[h.Symptom]; !seen {
+				order = append(order, h.Symptom)
+			}
+			chains[h.Symptom] = append(chains[h.Symptom], h)
+		}
+		for _, symptom := range order {
+			chain := chains[symptom]
+			if len(chain) < 2 {
+				problems = append(problems, fmt.Sprintf("%s:%d: step %d's hint for %q is alone: give a symptom a chain of hints under the same heading, gentlest first (a question or the concept, then the API or the invariant, then the shape of the code)",
+					name, chain[0].Line, s.N, symptom))
+				continue
+			}
+			for i, h := range chain[:len(chain)-1] {
+				if code := codeIn(h.Body); code != "" {
+					problems = append(problems, fmt.Sprintf("%s:%d: hint %d of %d for %q shows code (%s): only the last hint of a chain shows code",
+						name, h.Line, i+1, len(chain), symptom, code))
+				}
+			}
+		}
+	}
+	return problems
+}
+
+var (
+	inlineCode = regexp.MustCompile("`([^`]+)`")
+	// statementLike matches inline code that is a statement or an
+	// expression with operators, as opposed to a name (`ctx.Err`,
+	// `http.Request.Method`, `Retryable`) or a literal.
+	statementLike = regexp.MustCompile(`:=|[^=!<>:]=[^=]|[{};]|<-|&&|\|\||<<|>>|[<>]=|==|!=|\b(return|if|for|select|defer|switch)\b`)
+)
+
+// codeIn returns the first code a hint's body shows, shortened, or "" if
+// it shows none: a fenced block, or inline code that reads as a statement.
+// Inline commands (`go test ...`) are not code.
+func codeIn(body string) string {
+	for _, line := range strings.Split(body, "\n") {
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			return "a code block"
+		}
+	}
+	for _, m := range inlineCode.FindAllStringSubmatch(body, -1) {
+		span := m[1]
+		if strings.HasPrefix(span, "go ") {
+			continue
+		}
+		if statementLike.MatchString(" " + span + " ") {
+			if len(span) > 40 {
+				span = span[:37] + "..."
+			}
+			return "`" + span + "`"
+		}
+	}
+	return ""
 }

@@ -42,11 +42,12 @@
 // known even when the lab does not compile or a test crashes the binary.
 //
 // README. Each lab's README.md has level-2 sections, in this order: The story,
-// The pattern, Steps, Hints, Experiment, In production, Further reading. Inside
+// The pattern, Steps, Hints, Experiment, In production. Inside
 // "## Steps" each step is a level-3 heading "### Step N: title" (the colon may
 // also be a period or a dash). The title is what status prints as the next
 // thing to do, with a link to the heading's GitHub anchor (README.md#step-2-title).
-// "## Hints" holds only a link to HINTS.md.
+// "## Hints" holds only a link to HINTS.md, and "## In production" a link to
+// PRODUCTION.md; the rest has at most 2,000 words outside code and tables.
 //
 // Hints. Each lab's hints are in labs/NN-name/HINTS.md (the format is
 // documented in hint.go): a level-2 heading "## Step N" per step, in

@@ -272,7 +272,8 @@ func (ws *workspace) check(ctx context.Context, arg string) error {
 	printSteps(w, ws.root, info, o)
 	fmt.Fprintln(w)
 	if o.done() && o.pkg != nil && o.pkg.Action == "pass" {
-		fmt.Fprintf(w, "Lab %s passes. Well done! Run go run ./cmd/workshop to see what is next.\n", l.Num())
+		fmt.Fprintf(w, "Lab %s passes. Well done! %s says what production libraries do; go run ./cmd/workshop shows what is next.\n",
+			l.Num(), path.Join(info.Dir(), "PRODUCTION.md"))
 		return nil
 	}
 	for _, s := range o.steps {

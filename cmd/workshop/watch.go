@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"strings"
 	"time"
 
@@ -183,7 +184,8 @@ func (ws *workspace) watch(ctx context.Context, arg string, manual bool) error {
 			clear = true
 			if o.done() {
 				passed = current
-				fmt.Fprintf(w, "\nLab %s passes. Well done! Type solution and Enter to compare your code with the reference.\n", info.Num())
+				fmt.Fprintf(w, "\nLab %s passes. Well done! Type solution and Enter to compare your code with the reference; %s says what production libraries do.\n",
+					info.Num(), path.Join(info.Dir(), "PRODUCTION.md"))
 				next := ws.nextUnfinished(ctx, w, infos, current)
 				if next < 0 {
 					fmt.Fprintln(w, "Every lab passes: the workshop is done. Type quit and Enter to leave.")
