@@ -270,6 +270,14 @@ func TestHintChainProblems(t *testing.T) {
 		"`timer := time.NewTimer(wait)`":                  true,
 		"```go\nselect {}\n```":                           true,
 		"`t.tokens = min(t.max, t.tokens+t.ratio)` works": true,
+		"`defer cancel()` releases it":                    true,
+		"`ratio > 0 || minPerSecond > 0`":                 true,
+		"`return err`":                                    true,
+		"`go func() { ch <- v }()`":                       true,
+		"A `select` and a `defer`.":                       false,
+		"Compare with `>=`; `err == nil` means success.":  false,
+		"The route `GET /orders/{id}`.":                   false,
+		"`1 <= shardSize <= workers`":                     false,
 	} {
 		if got := codeIn(body) != ""; got != want {
 			t.Errorf("codeIn(%q) = %q, want code: %v", body, codeIn(body), want)

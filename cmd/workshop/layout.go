@@ -259,10 +259,15 @@ func hintChainProblems(name string, f hintFile) []string {
 
 var (
 	inlineCode = regexp.MustCompile("`([^`]+)`")
-	// statementLike matches inline code that is a statement or an
-	// expression with operators, as opposed to a name (`ctx.Err`,
-	// `http.Request.Method`, `Retryable`) or a literal.
-	statementLike = regexp.MustCompile(`:=|[^=!<>:]=[^=]|[{};]|<-|&&|\|\||<<|>>|[<>]=|==|!=|\b(return|if|for|select|defer|switch)\b`)
+	// statementLike matches inline code that is a statement (an
+	// assignment, a block, a keyword with what follows it: `defer cancel()`)
+	// or a compound expression (`a < b && c`, `4<<10`), as opposed to what
+	// a hint may name before it shows code: a name (`ctx.Err`, `Retryable`),
+	// a keyword alone (`select`), an operator (`>=`), a single comparison
+	// (`err == nil`) or a route (`GET /orders/{id}`).
+	statementLike = regexp.MustCompile(`:=|[^=!<>:+\-*/]=[^=]|[+\-*/]=|\+\+|;|\{\s|\s\}|\{\}|&&|\|\||<<|>>|\b(return|if|for|select|defer|switch|go)\s+\S`)
+	// goCommand matches an inline go command, which is not code.
+	goCommand = regexp.MustCompile(`^go (test|run|doc|vet|build|tool|mod|env|version)\b`)
 )
 
 // codeIn returns the first code a hint's body shows, shortened, or "" if
@@ -276,7 +281,7 @@ func codeIn(body string) string {
 	}
 	for _, m := range inlineCode.FindAllStringSubmatch(body, -1) {
 		span := m[1]
-		if strings.HasPrefix(span, "go ") {
+		if goCommand.MatchString(span) {
 			continue
 		}
 		if statementLike.MatchString(" " + span + " ") {
