@@ -279,10 +279,10 @@ func TestVerifyFixtureLab(t *testing.T) {
 		expect(first,
 			"the first step that does not pass is step 2: Run the experiment",
 			"ratio 0, want 5: see step 2",
-			"Hint 1 of 2 for step 2: \"ratio 0, want 5\"\n\nThe ratio is a constant.\n",
-			"1 more hint for step 2: run go run ./cmd/workshop hint 01 again.")
-		expect(hint("1"), "Hint 2 of 2 for step 2: \"ratio 0, want 5\"\n\n```go\nfunc Ratio() int { return 5 }\n```\n", "That was the last hint for step 2.")
-		expect(hint("01-timeouts"), "You have seen all 2 hints for step 2; here is the one closest to your failure again.", "Hint 2 of 2 for step 2")
+			"Step 2, hint 1 of 2 for this failure: \"ratio 0, want 5\"\n\nThe ratio is a constant.\n",
+			"1 more hint for this failure: run go run ./cmd/workshop hint 01 again.")
+		expect(hint("1"), "Step 2, hint 2 of 2 for this failure: \"ratio 0, want 5\"\n\n```go\nfunc Ratio() int { return 5 }\n```\n", "That was the last hint for step 2.")
+		expect(hint("01-timeouts"), "You have seen all 2 hints for step 2; here is the one closest to your failure again.", "Step 2, hint 2 of 2 for this failure")
 
 		// Remembered outside the repository, per repository and lab.
 		data, err := os.ReadFile(filepath.Join(cache, "gophereats-workshop", "hints.json"))
@@ -299,14 +299,14 @@ func TestVerifyFixtureLab(t *testing.T) {
 		}
 
 		expect(hint("01", "--reset"), "Forgot the hints shown for lab 01")
-		expect(hint("01"), "Hint 1 of 2 for step 2")
+		expect(hint("01"), "Step 2, hint 1 of 2 for this failure")
 
 		// A corrupt state file is noted and replaced.
 		if err := os.WriteFile(filepath.Join(cache, "gophereats-workshop", "hints.json"), []byte("{not json"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		expect(hint("01"), "is corrupt", "Hint 1 of 2 for step 2")
-		expect(hint("01"), "Hint 2 of 2 for step 2")
+		expect(hint("01"), "is corrupt", "Step 2, hint 1 of 2 for this failure")
+		expect(hint("01"), "Step 2, hint 2 of 2 for this failure")
 
 		// A lab that does not compile gets no hint; one that passes neither.
 		file := filepath.Join(root, "labs", "01-timeouts", "timeouts.go")

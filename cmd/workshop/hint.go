@@ -495,13 +495,22 @@ func (ws *workspace) showHint(ctx context.Context, w *progress, l lab, reset, in
 	if err := state.save(stateFile); err != nil {
 		fmt.Fprintf(w, "\nnote: could not remember this hint (%v): the next call shows it again.\n", err)
 	}
-	switch left := len(list) - seen - 1; left {
-	case 0:
+	left := len(list) - seen - 1
+	chainLeft := 0
+	for i, h := range list {
+		if i != pick && h.Symptom == list[pick].Symptom && shown&(1<<i) == 0 {
+			chainLeft++
+		}
+	}
+	switch {
+	case left == 0:
 		fmt.Fprintf(w, "\nThat was the last hint for step %d.\n", s)
-	case 1:
-		fmt.Fprintf(w, "\n1 more hint for step %d: %s.\n", s, again)
+	case chainLeft == 0:
+		fmt.Fprintf(w, "\nThat was the last hint for this failure; step %d has %d more for other failures: %s once the failure changes.\n", s, left, again)
+	case chainLeft == 1:
+		fmt.Fprintf(w, "\n1 more hint for this failure: %s.\n", again)
 	default:
-		fmt.Fprintf(w, "\n%d more hints for step %d: %s.\n", left, s, again)
+		fmt.Fprintf(w, "\n%d more hints for this failure: %s.\n", chainLeft, again)
 	}
 	return nil
 }
@@ -537,8 +546,18 @@ func hintMatches(symptom, failure string) bool {
 
 var quotedText = regexp.MustCompile(`"([^"]+)"`)
 
-// printHint prints hint i (0-based) of a step's list.
+// printHint prints hint i (0-based) of a step's list, numbered within its
+// chain: the hints under the same heading, for the same failure.
 func printHint(w io.Writer, list []hint, i, step int) {
-	fmt.Fprintf(w, "Hint %d of %d for step %d: %s\n\n", i+1, len(list), step, list[i].Symptom)
+	k, n := 0, 0
+	for j, h := range list {
+		if h.Symptom == list[i].Symptom {
+			n++
+			if j <= i {
+				k++
+			}
+		}
+	}
+	fmt.Fprintf(w, "Step %d, hint %d of %d for this failure: %s\n\n", step, k, n, list[i].Symptom)
 	fmt.Fprintln(w, list[i].Body)
 }

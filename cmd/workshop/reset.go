@@ -185,6 +185,7 @@ func (ws *workspace) confirm(question string) bool {
 	line, err := ws.input().ReadString('\n')
 	if err != nil && line == "" {
 		fmt.Fprintln(ws.stdout)
+		fmt.Fprintln(ws.stdout, "No answer: standard input is closed or not a terminal; add -y to answer yes without being asked.")
 		return false
 	}
 	switch strings.ToLower(strings.TrimSpace(line)) {

@@ -70,7 +70,8 @@ func TestStep3BackoffNeverOverflows(t *testing.T) {
 			got := retries.Backoff(c.attempt, c.base, c.cap, 0.5)
 			if want := c.cap / 2; got < want-time.Microsecond || got > want+time.Microsecond {
 				t.Errorf("step 3: Backoff(attempt %d, base %v, cap %v, r 0.5) = %v, want %v (half the cap). "+
-					"base x 2^attempt does not fit in an int64 of nanoseconds: compare with the cap before multiplying.",
+					"For large attempts base x 2^attempt does not fit in an int64 of nanoseconds (from attempt 37 with a 100ms "+
+					"base) and base << attempt is 0 from 64 on: compare with the cap before multiplying.",
 					c.attempt, c.base, c.cap, got, want)
 			}
 		}

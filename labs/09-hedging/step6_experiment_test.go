@@ -66,7 +66,7 @@ func TestStep6Experiment(t *testing.T) {
 	t.Logf("%-30s %9s %9s %9s %7s", "(The Tail at Scale)", "", "", "1800ms", "")
 	t.Logf("%-30s %9s %9s %9s %6.1f%%", "(... hedged after 10ms)", "", "", "74ms", 2.0)
 	if *expWindow != 2000 || *expPercentile != 0.95 || *expBurst != 100 {
-		t.Skipf("step 6: the bands are for -window=2000 -percentile=0.95 -burst=100; with other values the table is for you to read")
+		t.Skipf("step 6: the pass/fail targets are for -window=2000 -percentile=0.95 -burst=100; with other values the table is for you to read")
 	}
 
 	none, yours := rows[0].r, rows[1].r
