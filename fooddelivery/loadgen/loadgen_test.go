@@ -18,11 +18,16 @@ import (
 
 // start builds a system and a generator on it (inside a bubble) and
 // returns the generator with a function that stops it and waits for Run.
-func start(t *testing.T, cfg loadgen.Config, sysCfg system.Config) (*system.System, *loadgen.Generator, func()) {
+func start(t *testing.T, cfg loadgen.Config, sysCfg system.Config, before ...func(*system.System)) (*system.System, *loadgen.Generator, func()) {
 	t.Helper()
 	sys, err := system.Start(sysCfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { sys.Close() })
+	// Faults go in before the first customer: set after Run starts, they
+	// race with its first requests, which no fake clock orders.
+	for _, f := range before {
+		f(sys)
+	}
 	cfg.URL = sys.GatewayURL()
 	cfg.Client = sys.HTTPClient()
 	gen, err := loadgen.New(cfg)
@@ -125,8 +130,9 @@ func TestInFlightIsBoundedAndDropsAreCounted(t *testing.T) {
 		sys, gen, stop := start(t, loadgen.Config{
 			Seed: 3, Rate: 50, MaxInFlight: 5, Timeout: 2 * time.Second,
 			Mix: loadgen.Mix{loadgen.ActionCheckout: 1},
-		}, system.Config{})
-		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Hang: time.Minute}))
+		}, system.Config{}, func(sys *system.System) {
+			require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Hang: time.Minute}))
+		})
 		peak := 0
 		for range 400 {
 			time.Sleep(10*time.Millisecond + time.Microsecond)
@@ -151,11 +157,12 @@ func TestInFlightIsBoundedAndDropsAreCounted(t *testing.T) {
 // that kept some data count as partial.
 func TestFailuresAreCountedByCode(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys, gen, stop := start(t, loadgen.Config{
+		_, gen, stop := start(t, loadgen.Config{
 			Seed: 5, Rate: 20, Mix: loadgen.Mix{loadgen.ActionCheckout: 1, loadgen.ActionHome: 1},
-		}, system.Config{})
-		require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Status: 503}))
-		require.NoError(t, sys.Faults.Set("courier", "GET /eta/{restaurantId}", faults.Fault{Status: 500}))
+		}, system.Config{}, func(sys *system.System) {
+			require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Status: 503}))
+			require.NoError(t, sys.Faults.Set("courier", "GET /eta/{restaurantId}", faults.Fault{Status: 500}))
+		})
 		time.Sleep(5 * time.Second)
 		stop()
 
