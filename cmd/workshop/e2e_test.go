@@ -282,7 +282,7 @@ func TestVerifyFixtureLab(t *testing.T) {
 			"Step 2, hint 1 of 2 for this failure: \"ratio 0, want 5\"\n\nThe ratio is a constant.\n",
 			"1 more hint for this failure: run go run ./cmd/workshop hint 01 again.")
 		expect(hint("1"), "Step 2, hint 2 of 2 for this failure: \"ratio 0, want 5\"\n\n```go\nfunc Ratio() int { return 5 }\n```\n", "That was the last hint for step 2.")
-		expect(hint("01-timeouts"), "You have seen all 2 hints for step 2; here is the one closest to your failure again.", "Step 2, hint 2 of 2 for this failure")
+		expect(hint("01-timeouts"), "You have seen every hint for this failure; here is the most explicit again.", "Step 2, hint 2 of 2 for this failure")
 
 		// Remembered outside the repository, per repository and lab.
 		data, err := os.ReadFile(filepath.Join(cache, "gophereats-workshop", "hints.json"))

@@ -77,8 +77,7 @@ func parseHints(name, text string) (hintFile, []string) {
 		step     *hintStep // the current step
 		h        *hint     // the current hint
 		body     []string  // the current hint's lines
-		inFence  bool
-		fence    string
+		open     fence     // the fence of the code block we are in, if any
 		fenceAt  int
 		stray    int // first line of text between a step heading and its first hint
 		lineNo   int
@@ -112,13 +111,12 @@ func parseHints(name, text string) (hintFile, []string) {
 		lineNo++
 		line := strings.TrimRight(sc.Text(), "\r")
 		trimmed := strings.TrimSpace(line)
-		isFence := strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")
-		switch {
-		case isFence && !inFence:
-			inFence, fence, fenceAt = true, trimmed[:3], lineNo
-		case isFence && strings.HasPrefix(trimmed, fence):
-			inFence = false
-		case inFence:
+		switch fo := fenceOf(trimmed); {
+		case open.n == 0 && fo.n > 0:
+			open, fenceAt = fo, lineNo
+		case open.n > 0 && open.closes(trimmed):
+			open = fence{}
+		case open.n > 0:
 		case strings.HasPrefix(line, "# "):
 			if sawTitle || step != nil {
 				bad(lineNo, "a level-1 heading belongs only at the top of the file")
@@ -165,7 +163,7 @@ func parseHints(name, text string) (hintFile, []string) {
 			bad(lineNo, "text under \"## Step %d\" before its first hint: every hint starts with \"### symptom\"", step.N)
 		}
 	}
-	if inFence {
+	if open.n > 0 {
 		bad(fenceAt, "a code block that is never closed")
 	}
 	endStep()
@@ -438,7 +436,7 @@ func (ws *workspace) showHint(ctx context.Context, w *progress, l lab, reset, in
 
 	if stateErr != nil {
 		fmt.Fprintf(w, "note: the hints shown cannot be remembered here (%v); this is the first hint of step %d.\n\n", stateErr, s)
-		printHint(w, list, 0, s)
+		printHint(w, list, 0, s, false)
 		fmt.Fprintf(w, "\n%d more hint(s) for step %d in %s/HINTS.md.\n", len(list)-1, s, l.Dir())
 		return nil
 	}
@@ -447,22 +445,23 @@ func (ws *workspace) showHint(ctx context.Context, w *progress, l lab, reset, in
 		fmt.Fprintf(w, "note: %s\n\n", note)
 	}
 	// The first hint not shown yet whose heading quotes the failure on
-	// screen; else the first not shown yet, in the file's order.
+	// screen. When every hint quoting it was shown, the most explicit of
+	// them again; when none quotes it, the first not shown yet, in the
+	// file's order, said to be for another failure.
 	failure := ""
 	if len(failing.Failed) > 0 {
 		failure = strings.Join(failing.Failed[0].failureLines(), "\n")
 	}
 	shown := state.shown(root, l.Name, s)
-	pick, seen := -1, 0
+	pick, seen, firstMatch := -1, 0, -1
 	for i := range list {
+		matches := hintMatches(list[i].Symptom, failure)
+		if matches && firstMatch < 0 {
+			firstMatch = i
+		}
 		if shown&(1<<i) != 0 {
 			seen++
-		} else if pick < 0 && hintMatches(list[i].Symptom, failure) {
-			pick = i
-		}
-	}
-	for i := range list {
-		if pick < 0 && shown&(1<<i) == 0 {
+		} else if pick < 0 && matches {
 			pick = i
 		}
 	}
@@ -470,27 +469,34 @@ func (ws *workspace) showHint(ctx context.Context, w *progress, l lab, reset, in
 	if inWatch {
 		again = "type hint again"
 	}
-	if pick < 0 {
-		// The most explicit hint (the last of its chain) of the first
-		// symptom that matches the failure.
-		pick = len(list) - 1
-		for i := range list {
-			if hintMatches(list[i].Symptom, failure) {
-				pick = i
-				for j := i + 1; j < len(list); j++ {
-					if list[j].Symptom == list[i].Symptom {
-						pick = j
-					}
-				}
-				break
-			}
+	if pick < 0 && firstMatch >= 0 {
+		last := lastOfChain(list, firstMatch)
+		fmt.Fprintf(w, "You have seen every hint for this failure; here is the most explicit again.\n\n")
+		printHint(w, list, last, s, true)
+		if left := len(list) - seen; left > 0 {
+			fmt.Fprintf(w, "\nStep %d has %d more hint(s) for other failures: %s once the failure changes. go run ./cmd/workshop solution %s shows the answer.\n", s, left, again, l.Num())
+		} else {
+			fmt.Fprintf(w, "\nThat was the last hint for step %d. go run ./cmd/workshop hint %s --reset starts the hints again; go run ./cmd/workshop solution %s shows the answer.\n", s, l.Num(), l.Num())
 		}
-		fmt.Fprintf(w, "You have seen all %d hints for step %d; here is the one closest to your failure again.\n\n", len(list), s)
-		printHint(w, list, pick, s)
+		return nil
+	}
+	matched := pick >= 0
+	for i := range list {
+		if pick < 0 && shown&(1<<i) == 0 {
+			pick = i
+		}
+	}
+	if pick < 0 {
+		pick = len(list) - 1
+		fmt.Fprintf(w, "You have seen all %d hints for step %d, and none quotes this failure; here is the last again.\n\n", len(list), s)
+		printHint(w, list, pick, s, false)
 		fmt.Fprintf(w, "\nThat was the last hint for step %d. go run ./cmd/workshop hint %s --reset starts the hints again; go run ./cmd/workshop solution %s shows the answer.\n", s, l.Num(), l.Num())
 		return nil
 	}
-	printHint(w, list, pick, s)
+	if !matched {
+		fmt.Fprintf(w, "No hint quotes this failure; here is the next you have not read for step %d.\n\n", s)
+	}
+	printHint(w, list, pick, s, matched)
 	state.setShown(root, l.Name, s, shown|1<<pick)
 	if err := state.save(stateFile); err != nil {
 		fmt.Fprintf(w, "\nnote: could not remember this hint (%v): the next call shows it again.\n", err)
@@ -502,15 +508,19 @@ func (ws *workspace) showHint(ctx context.Context, w *progress, l lab, reset, in
 			chainLeft++
 		}
 	}
+	which := "this failure"
+	if !matched {
+		which = "that failure"
+	}
 	switch {
 	case left == 0:
 		fmt.Fprintf(w, "\nThat was the last hint for step %d.\n", s)
 	case chainLeft == 0:
-		fmt.Fprintf(w, "\nThat was the last hint for this failure; step %d has %d more for other failures: %s once the failure changes.\n", s, left, again)
+		fmt.Fprintf(w, "\nThat was the last hint for %s; step %d has %d more for other failures: %s once the failure changes.\n", which, s, left, again)
 	case chainLeft == 1:
-		fmt.Fprintf(w, "\n1 more hint for this failure: %s.\n", again)
+		fmt.Fprintf(w, "\n1 more hint for %s: %s.\n", which, again)
 	default:
-		fmt.Fprintf(w, "\n%d more hints for this failure: %s.\n", chainLeft, again)
+		fmt.Fprintf(w, "\n%d more hints for %s: %s.\n", chainLeft, which, again)
 	}
 	return nil
 }
@@ -546,9 +556,22 @@ func hintMatches(symptom, failure string) bool {
 
 var quotedText = regexp.MustCompile(`"([^"]+)"`)
 
+// lastOfChain returns the index of the last hint under the same heading
+// as list[i]: its chain's most explicit.
+func lastOfChain(list []hint, i int) int {
+	last := i
+	for j := i + 1; j < len(list); j++ {
+		if list[j].Symptom == list[i].Symptom {
+			last = j
+		}
+	}
+	return last
+}
+
 // printHint prints hint i (0-based) of a step's list, numbered within its
-// chain: the hints under the same heading, for the same failure.
-func printHint(w io.Writer, list []hint, i, step int) {
+// chain: the hints under the same heading, for the same failure. forThis
+// says whether that heading quotes the failure on screen.
+func printHint(w io.Writer, list []hint, i, step int, forThis bool) {
 	k, n := 0, 0
 	for j, h := range list {
 		if h.Symptom == list[i].Symptom {
@@ -558,6 +581,10 @@ func printHint(w io.Writer, list []hint, i, step int) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "Step %d, hint %d of %d for this failure: %s\n\n", step, k, n, list[i].Symptom)
+	which := "this failure"
+	if !forThis {
+		which = "the failure"
+	}
+	fmt.Fprintf(w, "Step %d, hint %d of %d for %s: %s\n\n", step, k, n, which, list[i].Symptom)
 	fmt.Fprintln(w, list[i].Body)
 }

@@ -278,6 +278,18 @@ func TestHintChainProblems(t *testing.T) {
 		"Compare with `>=`; `err == nil` means success.":  false,
 		"The route `GET /orders/{id}`.":                   false,
 		"`1 <= shardSize <= workers`":                     false,
+		"`ch <- v` hands it over":                         true,
+		"then `n--`":                                      true,
+		"`var mu sync.Mutex`":                             true,
+		"`case <-ctx.Done():`":                            true,
+		"`&http.Client{Timeout: d}`":                      true,
+		"<code>x := 1</code>":                             true,
+		"Text.\n\n    x := 1\n":                           true,
+		"- a list\n\n    continued":                       false,
+		"Wait on `<-ctx.Done()`; `1 + headroom` slots.":   false,
+		"`GOFLAGS=-race` or `GET /orders?limit=10`":       false,
+		"`hint 04 --reset`":                               false,
+		"```a``` is inline":                               false,
 	} {
 		if got := codeIn(body) != ""; got != want {
 			t.Errorf("codeIn(%q) = %q, want code: %v", body, codeIn(body), want)

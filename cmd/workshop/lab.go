@@ -237,8 +237,9 @@ type readme struct {
 	ProductionLink bool
 	// Words counts the words of each level-2 section ("" for the text
 	// before the first one), headings included: whitespace-separated
-	// tokens outside fenced code blocks and table rows (lines starting
-	// with "|"), markup such as "###" not counted.
+	// tokens outside fenced code blocks and tables (lines starting with
+	// "|" whose second line is a delimiter row), markup such as "###"
+	// not counted.
 	Words map[string]int
 }
 
@@ -249,36 +250,84 @@ var (
 
 var stepHeading = regexp.MustCompile(`(?i)^step\s+([0-9]+)\s*(?:[:.)]|-|–|—)?\s*(.*)$`)
 
+// fence is a Markdown code fence: a run of at least three backticks or
+// tildes (CommonMark). The zero fence is no fence.
+type fence struct {
+	char byte
+	n    int
+}
+
+// fenceOf returns the fence a trimmed line begins with, or the zero fence.
+// A backtick fence's info string holds no backtick, so "```a``` text" is
+// inline code, not a fence.
+func fenceOf(trimmed string) fence {
+	if trimmed == "" || trimmed[0] != '`' && trimmed[0] != '~' {
+		return fence{}
+	}
+	c := trimmed[0]
+	n := 0
+	for n < len(trimmed) && trimmed[n] == c {
+		n++
+	}
+	if n < 3 || c == '`' && strings.Contains(trimmed[n:], "`") {
+		return fence{}
+	}
+	return fence{c, n}
+}
+
+// closes reports whether a trimmed line closes the fence f: the same
+// character, at least as many, and nothing after them.
+func (f fence) closes(trimmed string) bool {
+	g := fenceOf(trimmed)
+	return g.char == f.char && g.n >= f.n && strings.Trim(trimmed, string(f.char)) == ""
+}
+
+// tableDelimiter matches a table's delimiter row, "|---|:--:|".
+var tableDelimiter = regexp.MustCompile(`^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$`)
+
 // parseReadme reads headings outside fenced code blocks.
 func parseReadme(text string) readme {
 	r := readme{Steps: map[int]string{}, Anchors: map[int]string{}, Words: map[string]int{}}
-	inFence := false
-	fence := ""
+	var open fence // the fence of the code block we are in, if any
 	section := ""
+	// A line starting with "|" is a table row only when a delimiter row
+	// follows its first row; until then its words wait in pending.
+	inTable, header, pending := false, false, 0
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), "\r")
 		trimmed := strings.TrimSpace(line)
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			switch {
-			case !inFence:
-				inFence, fence = true, trimmed[:3]
-			case strings.HasPrefix(trimmed, fence):
-				inFence = false
+		if open.n > 0 {
+			if open.closes(trimmed) {
+				open = fence{}
 			}
 			continue
 		}
-		if inFence {
+		if f := fenceOf(trimmed); f.n > 0 {
+			open = f
+			continue
+		}
+		isRow := strings.HasPrefix(trimmed, "|")
+		switch {
+		case isRow && inTable:
+		case isRow && header && tableDelimiter.MatchString(trimmed):
+			inTable, header, pending = true, false, 0 // the pending row was a table's header
+		case isRow:
+			r.Words[section] += pending // a "|" line that began no table is prose
+			header, pending = true, len(strings.Fields(trimmed))
+		default:
+			r.Words[section] += pending
+			inTable, header, pending = false, false, 0
+		}
+		if isRow {
 			continue
 		}
 		if strings.HasPrefix(line, "## ") {
 			section = headingText(line[3:])
 			r.Sections = append(r.Sections, section)
 		}
-		if !strings.HasPrefix(trimmed, "|") {
-			r.Words[section] += len(strings.Fields(strings.TrimLeft(trimmed, "#")))
-		}
+		r.Words[section] += len(strings.Fields(strings.TrimLeft(trimmed, "#")))
 		switch {
 		case strings.EqualFold(section, "Hints") && hintsLink.MatchString(line):
 			r.HintsLink = true
@@ -301,6 +350,7 @@ func parseReadme(text string) readme {
 			r.Anchors[n] = githubAnchor(h)
 		}
 	}
+	r.Words[section] += pending
 	return r
 }
 

@@ -170,7 +170,7 @@ func readmeWordProblems(r readme) []string {
 	}
 	var counts []count
 	for name, n := range r.Words {
-		if strings.EqualFold(name, "Hints") || strings.EqualFold(name, "In production") {
+		if name == "Hints" || name == "In production" { // exactly: a "## hints" of more text counts
 			if n > linkSectionWordLimit {
 				problems = append(problems, fmt.Sprintf("README.md's ## %s section has %d words, more than the %d of a sentence and a link: the text belongs in the file it links to",
 					name, n, linkSectionWordLimit))
@@ -260,26 +260,37 @@ func hintChainProblems(name string, f hintFile) []string {
 var (
 	inlineCode = regexp.MustCompile("`([^`]+)`")
 	// statementLike matches inline code that is a statement (an
-	// assignment, a block, a keyword with what follows it: `defer cancel()`)
-	// or a compound expression (`a < b && c`, `4<<10`), as opposed to what
-	// a hint may name before it shows code: a name (`ctx.Err`, `Retryable`),
-	// a keyword alone (`select`), an operator (`>=`), a single comparison
-	// (`err == nil`) or a route (`GET /orders/{id}`).
-	statementLike = regexp.MustCompile(`:=|[^=!<>:+\-*/]=[^=]|[+\-*/]=|\+\+|;|\{\s|\s\}|\{\}|&&|\|\||<<|>>|\b(return|if|for|select|defer|switch|go)\s+\S`)
+	// assignment, a send, a block, a keyword with what follows it:
+	// `defer cancel()`, `case <-ctx.Done():`) or a compound expression
+	// (`a < b && c`, `4<<10`, `&http.Client{Timeout: d}`), as opposed to
+	// what a hint may name before it shows code: a name (`ctx.Err`,
+	// `Retryable`), a keyword alone (`select`), an operator (`>=`), a
+	// single comparison (`err == nil`) or some arithmetic (`1 + headroom`,
+	// an invariant), a receive (`<-ctx.Done()`), a setting
+	// (`GOFLAGS=-race`) or a route (`GET /orders/{id}`).
+	statementLike = regexp.MustCompile(`:=|\s=\s|[+\-*/%|&^]=\s|\+\+|\w--(\s|$)|;|\{\s|\s\}|\{\}|\w\{\w+:|&&|\|\||<<|>>|[\w)\]]\s*<-\s*\S|\b(return|if|for|select|defer|switch|go|var|case)\s+\S`)
+	// htmlCode matches inline code written as HTML.
+	htmlCode = regexp.MustCompile(`(?s)<code>(.+?)</code>`)
 	// goCommand matches an inline go command, which is not code.
 	goCommand = regexp.MustCompile(`^go (test|run|doc|vet|build|tool|mod|env|version)\b`)
 )
 
 // codeIn returns the first code a hint's body shows, shortened, or "" if
-// it shows none: a fenced block, or inline code that reads as a statement.
-// Inline commands (`go test ...`) are not code.
+// it shows none: a fenced or indented block, or inline code (`...` or
+// <code>...</code>) that reads as a statement. Inline commands
+// (`go test ...`) are not code.
 func codeIn(body string) string {
-	for _, line := range strings.Split(body, "\n") {
-		if t := strings.TrimSpace(line); strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+	lines := strings.Split(body, "\n")
+	for i, line := range lines {
+		if fenceOf(strings.TrimSpace(line)).n > 0 {
 			return "a code block"
 		}
+		if indentedCode(lines, i) {
+			return "an indented code block"
+		}
 	}
-	for _, m := range inlineCode.FindAllStringSubmatch(body, -1) {
+	spans := append(inlineCode.FindAllStringSubmatch(body, -1), htmlCode.FindAllStringSubmatch(body, -1)...)
+	for _, m := range spans {
 		span := m[1]
 		if goCommand.MatchString(span) {
 			continue
@@ -292,4 +303,30 @@ func codeIn(body string) string {
 		}
 	}
 	return ""
+}
+
+// listItem matches the first line of a Markdown list item.
+var listItem = regexp.MustCompile(`^\s*([-*+]|[0-9]+[.)])\s`)
+
+// indentedCode reports whether lines[i] begins an indented code block
+// (CommonMark): indented by four spaces or a tab, not blank, after a blank
+// line (or first), and not the continuation of a list item.
+func indentedCode(lines []string, i int) bool {
+	line := strings.TrimRight(lines[i], "\r")
+	if strings.TrimSpace(line) == "" || !strings.HasPrefix(line, "    ") && !strings.HasPrefix(line, "\t") {
+		return false
+	}
+	if i > 0 && strings.TrimSpace(lines[i-1]) != "" {
+		return false
+	}
+	// The paragraph before the blank lines: a list item or its indented
+	// continuation makes this line part of the list.
+	for j := i - 1; j >= 0; j-- {
+		prev := strings.TrimRight(lines[j], "\r")
+		if strings.TrimSpace(prev) == "" {
+			continue
+		}
+		return !listItem.MatchString(prev) && !strings.HasPrefix(prev, " ") && !strings.HasPrefix(prev, "\t")
+	}
+	return true
 }

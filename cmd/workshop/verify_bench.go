@@ -17,8 +17,10 @@ const benchDir = "internal/bench"
 // benchFetch is the command that downloads benchDir's modules.
 const benchFetch = "go -C " + benchDir + " mod download"
 
-// offline makes the go command fail rather than download a module.
-var offline = []string{"GOPROXY=off"}
+// offline makes the go command fail rather than download a module, and
+// keeps a go.work or GOFLAGS of the learner's (a workspace, -mod=vendor)
+// from changing which modules benchDir builds with.
+var offline = []string{"GOPROXY=off", "GOWORK=off", "GOFLAGS=-mod=readonly"}
 
 // verifyBench runs every benchmark of benchDir once (clause 14): each
 // checks that it measured the success path it names and fails with a
