@@ -24,7 +24,7 @@ const (
 	HeaderAttempt = "X-Attempt"
 
 	// HeaderDontRetry is the "overloaded; don't retry" signal (SRE book,
-	// ch. 22): a server that rejects a request because it is overloaded, or
+	// ch. 21 "Handling Overload"): a server that rejects a request because it is overloaded, or
 	// a layer that already retried, sets it to "1" on the response. Callers
 	// above must pass the failure up without retrying.
 	HeaderDontRetry = "X-Dont-Retry"

@@ -184,8 +184,9 @@ func TestStep3SimultaneousBeginsReserveOnce(t *testing.T) {
 		if doubled > 0 {
 			t.Fatalf("step 3: %d goroutines called Begin for each of %d new keys at the same time; for %d of the keys "+
 				"more than one Begin got nil, nil (key %q: %d of them, and each would charge the card). Exactly one may "+
-				"reserve a key: look it up and reserve it in one critical section, without unlocking in between; "+
-				"the others get payment.ErrKeyInFlight.",
+				"reserve a key: look it up and reserve it, and the others get payment.ErrKeyInFlight. Either Begin answers nil, nil to a key that is "+
+				"reserved and not finished (it must answer payment.ErrKeyInFlight), or it looks the key up and reserves it "+
+				"in two critical sections, unlocking in between: do both in one.",
 				racers, keys, doubled, names[example], reserved[example].Load())
 		}
 	})
