@@ -44,6 +44,13 @@ func (b *TokenBucket) Request() {
 	b.tokens = min(b.Max, b.tokens+b.Ratio)
 }
 
+// Tokens returns the tokens the bucket holds, fractions included.
+func (b *TokenBucket) Tokens() float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.tokens
+}
+
 // TryRetry spends one token and reports true, or reports false when the
 // bucket holds less than one.
 func (b *TokenBucket) TryRetry() bool {

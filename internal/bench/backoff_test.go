@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"net/http"
 	"strconv"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
@@ -27,8 +29,9 @@ const (
 
 // labDraw is the jitter draw of lab 03's reference, (*retries.Transport).draw,
 // for the n-th request's retry attempt: the key "request-<n>" hashed in two
-// parts, n's digits written on the stack. It must stay the same as the
-// reference's draw: copy any change made there.
+// parts, n's digits written on the stack. The draw is unexported, so this
+// is a copy, and the benchmarks time the copy: TestLabDrawIsTheReferences
+// fails when the two give different waits (copy any change made there).
 func labDraw(seed, n int64, attempt int) float64 {
 	var digits [20]byte
 	return fooddelivery.DrawConcat(seed, "request-", string(strconv.AppendInt(digits[:0], n, 10)), attempt)
@@ -149,3 +152,44 @@ func checkWait(b *testing.B, name string, wait time.Duration, attempt int, inclu
 		b.Fatalf("%s: wait %v before retry %d, want it in [0, %v%s", name, wait, attempt, ceiling(attempt), end)
 	}
 }
+
+// TestLabDrawIsTheReferences keeps labDraw, which the backoff benchmarks
+// time, the same function as the reference Transport's own draw: in fake
+// time, the reference's waits before each retry of its first requests
+// must be exactly Backoff of labDraw's numbers.
+func TestLabDrawIsTheReferences(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sent []time.Time
+		down := roundTripper(func(*http.Request) (*http.Response, error) {
+			sent = append(sent, time.Now())
+			return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{}, Body: http.NoBody}, nil
+		})
+		tr := &retries.Transport{Base: down, Attempts: backoffRetries + 1, BaseDelay: backoffBase, MaxDelay: backoffCap, Seed: backoffSeed}
+		for n := int64(1); n <= 20; n++ {
+			sent = sent[:0]
+			req, err := http.NewRequest(http.MethodGet, "http://menu/menus", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatalf("request %d: %v", n, err)
+			}
+			resp.Body.Close()
+			if len(sent) != backoffRetries+1 {
+				t.Fatalf("request %d: the reference made %d attempts, want %d", n, len(sent), backoffRetries+1)
+			}
+			for attempt := 1; attempt <= backoffRetries; attempt++ {
+				got := sent[attempt].Sub(sent[attempt-1])
+				want := retries.Backoff(attempt, backoffBase, backoffCap, labDraw(backoffSeed, n, attempt))
+				if got != want {
+					t.Fatalf("request %d waited %v before retry %d; labDraw gives %v: copy the reference's draw into labDraw", n, got, attempt, want)
+				}
+			}
+		}
+	})
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -22,6 +22,7 @@ const (
 type budget interface {
 	Request()
 	TryRetry() bool
+	Tokens() float64
 }
 
 func BenchmarkRetryBudgetRequest(b *testing.B) {
@@ -54,18 +55,18 @@ func BenchmarkRetryBudgetTryRetryParallel(b *testing.B) {
 
 func benchRequest(name string, newBudget func() budget) func(b *testing.B) {
 	return func(b *testing.B) {
-		bu := newBudget()
+		bu := spent(newBudget())
 		b.ReportAllocs()
 		for b.Loop() {
 			bu.Request()
 		}
-		stillRetries(b, name, bu, "requests")
+		earned(b, name, bu, b.N)
 	}
 }
 
 func benchRequestParallel(name string, newBudget func() budget) func(b *testing.B) {
 	return func(b *testing.B) {
-		bu := newBudget()
+		bu := spent(newBudget())
 		n := parallel(b, func(_ int, pb *testing.PB) int {
 			n := 0
 			for pb.Next() {
@@ -75,7 +76,7 @@ func benchRequestParallel(name string, newBudget func() budget) func(b *testing.
 			return n
 		})
 		ran(b, name+": Request ran", n)
-		stillRetries(b, name, bu, "requests")
+		earned(b, name, bu, n)
 	}
 }
 
@@ -117,5 +118,23 @@ func stillRetries(b *testing.B, name string, bu budget, what string) {
 	b.Helper()
 	if !bu.TryRetry() {
 		b.Fatalf("%s: no retry allowed after %d %s, want a retry", name, b.N, what)
+	}
+}
+
+// spent takes every whole token out of a new budget, so that what its
+// Requests earn can be seen.
+func spent(bu budget) budget {
+	for i := 0; i <= budgetMax && bu.TryRetry(); i++ {
+	}
+	return bu
+}
+
+// earned fails unless n requests earned a spent budget at least their
+// share of a retry each, up to its cap (time may add more).
+func earned(b *testing.B, name string, bu budget, n int) {
+	b.Helper()
+	want := min(budgetMax, budgetRatio*float64(n))
+	if got := bu.Tokens(); got < want*(1-1e-9) {
+		b.Fatalf("%s: %d requests left a spent budget %g tokens, want at least %g", name, n, got, want)
 	}
 }

@@ -65,8 +65,12 @@ func NewRetryBudget(ratio, minPerSecond, max float64) *RetryBudget {
 // min(max, min(max, t+r)+e) = min(max, t+r+e) for r, e >= 0 (both sides
 // are max when t+r+e >= max, and t+r+e otherwise), so time's share can be
 // added before or after a request's, at each Request or once before the
-// next read, and the reader sees the same tokens (up to rounding in the
-// last bit of a float64). So the hot path, a request, reads no clock.
+// next read, and the reader sees the same tokens, up to rounding in the
+// last bit of a float64. That rounding can still tip a decision when the
+// exact count is a whole number: 1.0 computed in one order may be
+// 0.99999999999999989 in the other, a refusal, as an eagerly refilled
+// bucket can be on other inputs. So the hot path, a request, reads no
+// clock.
 func (b *RetryBudget) refill() {
 	now := time.Since(b.start)
 	if elapsed := now - b.last; elapsed > 0 {

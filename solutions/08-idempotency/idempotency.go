@@ -89,13 +89,16 @@ func (q *queue) push(d *deadline) {
 }
 
 // popDue removes the front deadline of q and returns its entry if its
-// time is up at now; otherwise it returns nil and leaves q as it is.
+// time is up at now; otherwise it returns nil and leaves q as it is. The
+// removed deadline lets go of the next one: its entry may live on (a
+// completed key's lock deadline lives as long as the key), and a link from
+// it would keep every later deadline's entry, freed or not, in memory.
 func (q *queue) popDue(now time.Time) *entry {
 	d := q.head
 	if d == nil || now.Before(d.at) {
 		return nil
 	}
-	q.head = d.next
+	q.head, d.next = d.next, nil
 	if q.head == nil {
 		q.tail = nil
 	}
