@@ -20,8 +20,9 @@ import (
 // (to read the percentile by index). Observe moves only the samples that
 // lie between the leaving one and the arriving one, by one place each,
 // and stores the percentile in an atomic, so Delay takes no lock. Observe
-// stays O(window) in the worst case: on a 2-core machine, about 0.1 µs
-// for 100 samples, 0.3 µs for 2,000 and 2 µs for 20,000 (see the README).
+// stays O(window) in the worst case: on a 2-core machine, under 0.1 µs
+// for 100 samples and under 1 µs for 20,000 (lab 09's PRODUCTION.md has
+// the figures).
 type LatencyTracker struct {
 	mu         sync.Mutex // guards ring, next and sorted
 	percentile float64
