@@ -71,11 +71,11 @@ func TestStep3TimeoutFromMeasuredLatencies(t *testing.T) {
 				above, atOrAbove := exceeding(c.samples, got)
 				if float64(above) > allowed {
 					t.Errorf("step 3: with a timeout of %v, %d of %d measured requests would have timed out; "+
-						"a false-timeout rate of %v allows at most %.1f. Pick a higher percentile.", got, above, len(c.samples), c.rate, allowed)
+						"a false-timeout rate of %v allows at most %.0f. Pick a higher percentile.", got, above, len(c.samples), c.rate, allowed)
 				}
 				if float64(atOrAbove) <= allowed {
-					t.Errorf("step 3: a timeout of %v is longer than needed: only %d of %d samples reach it, and %v allows %.1f "+
-						"to time out. The timeout is the smallest sample that at most %.1f samples exceed.%s",
+					t.Errorf("step 3: a timeout of %v is longer than needed: only %d of %d samples are at or above it, and a rate of %v "+
+						"allows %.0f to time out, so a smaller sample would do. The timeout is the smallest sample that at most %.0f samples exceed.%s",
 						got, atOrAbove, len(c.samples), c.rate, allowed, allowed, floatNote(c.rate, len(c.samples)))
 				}
 			})

@@ -41,7 +41,7 @@ func TestStep4BadBudgetsAreNeverTrusted(t *testing.T) {
 				placed, err := placeWithHeader(context.Background(), sys, c.value)
 				if err != nil {
 					t.Fatalf("step 4: the caller sent %s: %q and the healthy checkout failed: %v.\n"+
-						"A value you cannot trust is ignored (or clamped): the service falls back to its own %v budget "+
+						"A value you cannot read is ignored, one above the budget is clamped: the service falls back to its own %v budget "+
 						"and works as usual. It must never crash or turn into an expired deadline.%s",
 						fooddelivery.HeaderTimeoutMs, c.value, err, own, c.note)
 				}
@@ -63,7 +63,7 @@ func TestStep4BadBudgetsAreNeverTrusted(t *testing.T) {
 						fooddelivery.HeaderTimeoutMs, c.value, own, atPayment.value, passed, own, hop, own-hop)
 				case err != nil || passed > own-hop || passed < own-hop-slack:
 					t.Fatalf("step 4: the caller sent %s: %q; the order service passed %q on to payment. "+
-						"It must fall back to its own %v budget (clamp or ignore the value, never let it extend anything), "+
+						"It must fall back to its own %v budget (a malformed value is ignored, one above it is clamped to it; neither may extend anything), "+
 						"and pass on %v less the hop allowance.%s", fooddelivery.HeaderTimeoutMs, c.value, atPayment.value, own, own, c.note)
 				}
 

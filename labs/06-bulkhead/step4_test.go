@@ -37,14 +37,16 @@ func TestStep4PoolSizeFromLittlesLaw(t *testing.T) {
 				if err != nil || got != c.want {
 					inFlight := c.rate * c.latency.Seconds()
 					careful := ""
-					switch got {
-					case c.want + 1:
+					switch {
+					case err != nil:
+						careful = " A valid input must give a size and a nil error."
+					case got == c.want+1:
 						careful = " One too many: in floating point 50 x 0.14 is 7.000000000000001, which rounds up to 8."
-					case c.want - 1:
-						careful = " One too few: round up any real fraction (a tolerance for floating point must be tiny, like 1e-9), " +
+					case got == c.want-1:
+						careful = " One too few: round up any real fraction (a tolerance for floating point must be tiny, like 1e-9 calls in flight), " +
 							"and keep the latency's full precision (latency.Seconds(), not whole milliseconds)."
 					}
-					t.Fatalf("step 4: PoolSize(%v calls/s, %v, headroom %v) = %d, %v; want %d.\n"+
+					t.Fatalf("step 4: PoolSize(%v calls/s, %v, headroom %v) = (%d, %v); want (%d, <nil>).\n"+
 						"Little's law: %v calls/s x %v = %.4g calls in flight; with %.0f%% headroom that is %.4g, rounded up to %d.%s",
 						c.rate, c.latency, c.headroom, got, err, c.want,
 						c.rate, c.latency, inFlight, 100*c.headroom, inFlight*(1+c.headroom), c.want, careful)
