@@ -217,3 +217,24 @@ func TestStep1GatewayRefusesFastWhenCompartmentFull(t *testing.T) {
 		}
 	})
 }
+
+// TestStep1BadSettingsPanic builds bulkheads that cannot work: no slot at
+// all refuses every call for ever, and a negative wait means nothing.
+// Both are mistakes in the code that builds them, so New panics, and the
+// service fails as it starts rather than in its first rush.
+func TestStep1BadSettingsPanic(t *testing.T) {
+	for _, c := range []struct {
+		slots int
+		wait  time.Duration
+	}{{0, 0}, {-1, 0}, {3, -time.Millisecond}} {
+		panicked := func() (p bool) {
+			defer func() { p = recover() != nil }()
+			bulkhead.New("payments", c.slots, c.wait)
+			return false
+		}()
+		if !panicked {
+			t.Errorf("step 1: New(\"payments\", %d, %v) returned a bulkhead; a bulkhead with fewer than 1 slot or a negative wait "+
+				"is a mistake in the code that builds it: panic, so it shows when the service starts.", c.slots, c.wait)
+		}
+	}
+}
