@@ -297,12 +297,13 @@ func TestStep4EveryAbandonedReservationExpires(t *testing.T) {
 
 // TestStep4ReleasedKeysAreFreed releases many keys with a 5xx just after a
 // key that completed and stays for KeyTTL. Once their lock timeouts have
-// passed, nothing may keep the released keys' requests in memory: not the
-// map, and not the records of when locks run out, which the completed
-// key's record may still lead to.
+// passed, nothing may keep the released keys in memory: not the map, and
+// not the records of when locks run out, which the completed key's record
+// may still lead to. The keys are long (255 bytes, the longest the service
+// accepts), so that even a record holding only its key shows.
 func TestStep4ReleasedKeysAreFreed(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 4}, func(t *testing.T) {
-		const keys, size = 500, 32 << 10 // 16 MB of requests
+		const keys, size = 20_000, fooddelivery.MaxIdempotencyKeyLen // 5 MB of keys
 		store := idempotency.NewKeyStore()
 		kept := fooddelivery.ChargeRequest{OrderID: "ord-kept", AmountCents: 2400, Card: "tok_visa"}
 		if o, err := store.Begin("test/charge/ord-kept", kept); o != nil || err != nil {
@@ -311,11 +312,10 @@ func TestStep4ReleasedKeysAreFreed(t *testing.T) {
 		store.Finish("test/charge/ord-kept", payment.Outcome{Status: http.StatusCreated, Body: []byte(`{"id":"ch_1"}`)})
 		before := heapAlloc()
 		for i := range keys {
-			key := fmt.Sprint("test/charge/ord-released-", i)
-			// A card token this long stands for a large request.
-			req := fooddelivery.ChargeRequest{OrderID: key, AmountCents: 2400, Card: strings.Repeat("x", size)}
-			if o, err := store.Begin(key, req); o != nil || err != nil {
-				t.Fatalf("step 4: Begin with the fresh key %q returned %s; nil, nil lets the charge run", key, begun(o, err))
+			id := fmt.Sprint("ord-released-", i)
+			key := "test/charge/" + id + strings.Repeat("x", size-len("test/charge/")-len(id))
+			if o, err := store.Begin(key, fooddelivery.ChargeRequest{OrderID: id, AmountCents: 2400, Card: "tok_visa"}); o != nil || err != nil {
+				t.Fatalf("step 4: Begin with the fresh key %q returned %s; nil, nil lets the charge run", key[:40]+"...", begun(o, err))
 			}
 			store.Finish(key, payment.Outcome{Status: http.StatusServiceUnavailable})
 		}
@@ -324,12 +324,13 @@ func TestStep4ReleasedKeysAreFreed(t *testing.T) {
 			t.Fatalf("step 4: Begin with the fresh key test/charge/ord-new returned %s; nil, nil lets the charge run", begun(o, err))
 		}
 		if held, sent := int64(heapAlloc())-int64(before), int64(keys*size); held > sent/2 {
-			t.Fatalf("step 4: %d keys were released by a 503 (%d KB of requests) just after one key completed; %v later, "+
-				"past every lock timeout, the store still holds %d KB more than before them: the released entries are "+
-				"still reachable, most likely from the completed key's lock record, which still points to the records "+
-				"after it. During a payment outage every retry releases a key, so a day of them would stay in memory. "+
-				"When you take a record off the front of a queue, clear its link to the next.",
-				keys, sent>>10, 2*payment.ProcessorTimeout+time.Second, max(held, 0)>>10)
+			t.Fatalf("step 4: %d keys of %d bytes (%d KB) were released by a 503 just after one key completed; %v later, "+
+				"past every lock timeout, the store still holds %d KB more than before them: the released keys are still "+
+				"reachable from something of the store's. During a payment outage every retry releases a key, so a day of "+
+				"them would stay in memory. Look at whatever records when locks run out: a list node taken off the front "+
+				"that keeps its link to the next (the completed key's node lives on, and leads to all the rest), a slice "+
+				"cut from the front whose backing array still holds what was cut, a heap that does not clear the slot it pops.",
+				keys, size, sent>>10, 2*payment.ProcessorTimeout+time.Second, max(held, 0)>>10)
 		}
 		runtime.KeepAlive(store)
 	})
