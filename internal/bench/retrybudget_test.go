@@ -130,11 +130,22 @@ func spent(bu budget) budget {
 }
 
 // earned fails unless n requests earned a spent budget at least their
-// share of a retry each, up to its cap (time may add more).
+// share of a retry each, up to its cap; then, since time earns the
+// reference's budget tokens too, it spends the budget again and checks
+// that ten more requests earn a whole retry within microseconds, far
+// less than time's one a second could.
 func earned(b *testing.B, name string, bu budget, n int) {
 	b.Helper()
 	want := min(budgetMax, budgetRatio*float64(n))
 	if got := bu.Tokens(); got < want*(1-1e-9) {
 		b.Fatalf("%s: %d requests left a spent budget %g tokens, want at least %g", name, n, got, want)
+	}
+	spent(bu)
+	before := bu.Tokens()
+	for range 10 {
+		bu.Request()
+	}
+	if got := bu.Tokens() - before; got < 1-1e-9 {
+		b.Fatalf("%s: 10 requests earned a spent budget %g tokens, want at least 1 (10 x %g)", name, got, budgetRatio)
 	}
 }
