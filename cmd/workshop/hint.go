@@ -111,10 +111,10 @@ func parseHints(name, text string) (hintFile, []string) {
 		lineNo++
 		line := strings.TrimRight(sc.Text(), "\r")
 		trimmed := strings.TrimSpace(line)
-		switch fo := fenceOf(trimmed); {
+		switch fo := fenceLine(line); {
 		case open.n == 0 && fo.n > 0:
 			open, fenceAt = fo, lineNo
-		case open.n > 0 && open.closes(trimmed):
+		case open.n > 0 && open.closesLine(line):
 			open = fence{}
 		case open.n > 0:
 		case strings.HasPrefix(line, "# "):

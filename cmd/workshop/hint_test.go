@@ -290,6 +290,23 @@ func TestHintChainProblems(t *testing.T) {
 		"`GOFLAGS=-race` or `GET /orders?limit=10`":       false,
 		"`hint 04 --reset`":                               false,
 		"```a``` is inline":                               false,
+		"> ~~~go\n> x := 1\n> ~~~":                        true,
+		"- ~~~go\n  x := 1":                               true,
+		"<pre>x := 1</pre>":                               true,
+		"Text.\n\n  \tx := 1":                             true,
+		"- a list\n\n      return x":                      true,
+		"`attempts=attempts+1`":                           true,
+		"`b.tokens+=b.ratio`":                             true,
+		"<tt>b.tokens -= 1</tt>":                          true,
+		"`&&` joins them":                                 false,
+		"`:=` declares":                                   false,
+		"`map[string]struct{}` or `chan struct{}`":        false,
+		"`Content-Type: application/json; charset=utf-8`": false,
+		"\"step 3: 2 retries; want at most 1\"":           false,
+		"`go list -m all`":                                false,
+		"`GOFLAGS=-race go test ./...`":                   false,
+		"`cd internal/bench && go test -bench .`":         false,
+		"`GET /orders?limit=10`":                          false,
 	} {
 		if got := codeIn(body) != ""; got != want {
 			t.Errorf("codeIn(%q) = %q, want code: %v", body, codeIn(body), want)

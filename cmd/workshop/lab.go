@@ -282,13 +282,55 @@ func (f fence) closes(trimmed string) bool {
 	return g.char == f.char && g.n >= f.n && strings.Trim(trimmed, string(f.char)) == ""
 }
 
+// indentOf returns the columns of white space a line begins with, a tab
+// advancing to the next multiple of four (CommonMark).
+func indentOf(line string) int {
+	col := 0
+	for _, c := range line {
+		switch c {
+		case ' ':
+			col++
+		case '\t':
+			col += 4 - col%4
+		default:
+			return col
+		}
+	}
+	return col
+}
+
+// fenceLine returns the fence a line opens, or the zero fence. Indented by
+// four columns or more, a run of backticks is a paragraph's continuation
+// or indented code, not a fence (CommonMark).
+func fenceLine(line string) fence {
+	if indentOf(line) > 3 {
+		return fence{}
+	}
+	return fenceOf(strings.TrimSpace(line))
+}
+
+// closesLine reports whether line closes the fence f (indented by at most
+// three columns, as a fence must be).
+func (f fence) closesLine(line string) bool {
+	return indentOf(line) <= 3 && f.closes(strings.TrimSpace(line))
+}
+
+// htmlBlockStart matches the first line of an HTML block of CommonMark's
+// sixth kind (a block-level tag), which runs to the next blank line: its
+// text is shown, and a run of backticks inside it opens no code block.
+var htmlBlockStart = regexp.MustCompile(`(?i)^ {0,3}</?(address|article|aside|blockquote|center|details|dialog|div|dl|fieldset|figcaption|figure|footer|form|header|main|nav|ol|p|section|summary|table|tbody|td|tfoot|th|thead|tr|ul)(\s|/?>|$)`)
+
+// htmlTag matches an HTML tag, which shows no words.
+var htmlTag = regexp.MustCompile(`<[^>]*>`)
+
 // tableDelimiter matches a table's delimiter row, "|---|:--:|".
 var tableDelimiter = regexp.MustCompile(`^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$`)
 
 // parseReadme reads headings outside fenced code blocks.
 func parseReadme(text string) readme {
 	r := readme{Steps: map[int]string{}, Anchors: map[int]string{}, Words: map[string]int{}}
-	var open fence // the fence of the code block we are in, if any
+	var open fence  // the fence of the code block we are in, if any
+	inHTML := false // in an HTML block, which ends at a blank line
 	section := ""
 	// A line starting with "|" is a table row only when a delimiter row
 	// follows its first row; until then its words wait in pending.
@@ -299,12 +341,18 @@ func parseReadme(text string) readme {
 		line := strings.TrimRight(sc.Text(), "\r")
 		trimmed := strings.TrimSpace(line)
 		if open.n > 0 {
-			if open.closes(trimmed) {
+			if open.closesLine(line) {
 				open = fence{}
 			}
 			continue
 		}
-		if f := fenceOf(trimmed); f.n > 0 {
+		if inHTML || htmlBlockStart.MatchString(line) {
+			inHTML = trimmed != ""
+			r.Words[section] += pending + len(strings.Fields(htmlTag.ReplaceAllString(line, " ")))
+			inTable, header, pending = false, false, 0
+			continue
+		}
+		if f := fenceLine(line); f.n > 0 {
 			open = f
 			continue
 		}

@@ -49,6 +49,28 @@ const sampleReadme = "# Lab 01: timeouts\n\n" +
 	"## Hints\n\n### Step 4: not under Steps\n\n" +
 	"## Experiment\n\n| a table | is not counted |\n|---|:-:|\n| nor | its rows |\n\n| a pipe without a delimiter row is prose\n\n## In production\n\nSee [PRODUCTION.md](PRODUCTION.md).\n"
 
+// TestReadmeWordsAsShown counts the words a reader sees: a run of
+// backticks indented four columns, or inside an HTML block, opens no code
+// block, so the words after it count.
+func TestReadmeWordsAsShown(t *testing.T) {
+	for name, c := range map[string]struct {
+		text  string
+		words int
+	}{
+		"indented fence": {"## Steps\n\nA paragraph\n    ~~~\none two three\n    ~~~\n", 8},
+		"html block":     {"## Steps\n\n<div>\n```\none two three\n```\n</div>\n", 6},
+		"real fence":     {"## Steps\n\n```\none two three\n```\n", 1},
+	} {
+		if got := parseReadme(c.text).Words["Steps"]; got != c.words {
+			t.Errorf("%s: %d words under Steps, want %d", name, got, c.words)
+		}
+	}
+	r := parseReadme("## hints\n\n" + strings.Repeat("word ", 100) + "\n")
+	if problems := readmeWordProblems(r); len(problems) == 0 {
+		t.Error(`a "## hints" section of 100 words passed the 60-word limit of the Hints section`)
+	}
+}
+
 func TestParseReadme(t *testing.T) {
 	r := parseReadme(sampleReadme)
 	wantSections := []string{"The story", "The pattern", "Steps", "Hints", "Experiment", "In production"}

@@ -170,7 +170,7 @@ func readmeWordProblems(r readme) []string {
 	}
 	var counts []count
 	for name, n := range r.Words {
-		if name == "Hints" || name == "In production" { // exactly: a "## hints" of more text counts
+		if strings.EqualFold(name, "Hints") || strings.EqualFold(name, "In production") {
 			if n > linkSectionWordLimit {
 				problems = append(problems, fmt.Sprintf("README.md's ## %s section has %d words, more than the %d of a sentence and a link: the text belongs in the file it links to",
 					name, n, linkSectionWordLimit))
@@ -261,38 +261,67 @@ var (
 	inlineCode = regexp.MustCompile("`([^`]+)`")
 	// statementLike matches inline code that is a statement (an
 	// assignment, a send, a block, a keyword with what follows it:
-	// `defer cancel()`, `case <-ctx.Done():`) or a compound expression
-	// (`a < b && c`, `4<<10`, `&http.Client{Timeout: d}`), as opposed to
-	// what a hint may name before it shows code: a name (`ctx.Err`,
-	// `Retryable`), a keyword alone (`select`), an operator (`>=`), a
-	// single comparison (`err == nil`) or some arithmetic (`1 + headroom`,
-	// an invariant), a receive (`<-ctx.Done()`), a setting
-	// (`GOFLAGS=-race`) or a route (`GET /orders/{id}`).
-	statementLike = regexp.MustCompile(`:=|\s=\s|[+\-*/%|&^]=\s|\+\+|\w--(\s|$)|;|\{\s|\s\}|\{\}|\w\{\w+:|&&|\|\||<<|>>|[\w)\]]\s*<-\s*\S|\b(return|if|for|select|defer|switch|go|var|case)\s+\S`)
+	// `defer cancel()`, `case <-ctx.Done():`, `n=n+1`) or a compound
+	// expression (`a < b && c`, `4<<10`, `&http.Client{Timeout: d}`), as
+	// opposed to what a hint may name before it shows code: a name
+	// (`ctx.Err`, `Retryable`), a type (`map[string]struct{}`), a keyword
+	// or an operator alone (`select`, `>=`, `&&`), a single comparison
+	// (`err == nil`) or some arithmetic (`1 + headroom`, an invariant), a
+	// receive (`<-ctx.Done()`), a call (`Draw(seed, key, i)`; so a call
+	// alone, `http.Error(w, "busy", 503)`, passes too), a setting
+	// (`GOFLAGS=-race`), a header value, or a route or URL
+	// (`GET /orders/{id}?limit=10`).
+	statementLike = regexp.MustCompile(`:=|\s=\s|[\w\])]=[^=\s]|[+\-*/%|&^]=[^=]|\+\+|\w--(\s|$)|\{\s|\s\}|\w\{\w+:|&&|\|\||<<|>>|[\w)\]]\s*<-\s*\S|\b(return|if|for|select|defer|switch|go|var|case)\s+\S`)
+	// route matches an HTTP route or a URL, whose query may hold "=".
+	// A header line (`Content-Type: text/plain; charset=utf-8`) is no code
+	// either.
+	route = regexp.MustCompile(`^((GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS)\s+)?(/|https?://)\S*$|^[A-Z][A-Za-z0-9-]*: `)
+	// operatorAlone matches inline code that is one operator.
+	operatorAlone = regexp.MustCompile(`^\s*(&&|\|\||:=|=|==|!=|<=|>=|<-|\+\+|--|<<|>>|&\^|[+\-*/%|&^]=)\s*$`)
 	// htmlCode matches inline code written as HTML.
-	htmlCode = regexp.MustCompile(`(?s)<code>(.+?)</code>`)
-	// goCommand matches an inline go command, which is not code.
-	goCommand = regexp.MustCompile(`^go (test|run|doc|vet|build|tool|mod|env|version)\b`)
+	htmlCode = regexp.MustCompile(`(?s)<(?:code|tt|samp)>(.+?)</(?:code|tt|samp)>`)
+	// htmlPre matches the start of a preformatted HTML block.
+	htmlPre = regexp.MustCompile(`(?i)<pre[\s>]`)
+	// command matches a shell command: settings, then a go command or
+	// a cd; commands joined by && are checked one by one.
+	command = regexp.MustCompile(`^\s*(([A-Z_][A-Z0-9_]*=\S*\s+)*go (test|run|doc|vet|build|tool|mod|env|version|list|get|install|work|generate|fmt|clean)\b.*|cd \S+|[A-Z_][A-Z0-9_]*=\S*)\s*$`)
+	// blockMarkers matches what may begin a line before a fence inside a
+	// blockquote or a list item.
+	blockMarkers = regexp.MustCompile(`^\s*((>\s?)+|([-*+]|[0-9]+[.)])\s+)+`)
 )
 
+// isCommand reports whether inline code is a shell command (or several
+// joined by &&), which is not Go code.
+func isCommand(span string) bool {
+	for _, part := range strings.Split(span, "&&") {
+		if !command.MatchString(part) {
+			return false
+		}
+	}
+	return true
+}
+
 // codeIn returns the first code a hint's body shows, shortened, or "" if
-// it shows none: a fenced or indented block, or inline code (`...` or
-// <code>...</code>) that reads as a statement. Inline commands
-// (`go test ...`) are not code.
+// it shows none: a code block (fenced, anywhere: in a list or a quote
+// too; indented; or <pre>), or inline code (`...` or <code>...</code>)
+// that reads as a statement. Inline commands (`go test ...`) are not code.
 func codeIn(body string) string {
 	lines := strings.Split(body, "\n")
 	for i, line := range lines {
-		if fenceOf(strings.TrimSpace(line)).n > 0 {
+		if fenceOf(strings.TrimSpace(blockMarkers.ReplaceAllString(line, ""))).n > 0 {
 			return "a code block"
 		}
 		if indentedCode(lines, i) {
 			return "an indented code block"
 		}
 	}
+	if htmlPre.MatchString(body) {
+		return "a <pre> block"
+	}
 	spans := append(inlineCode.FindAllStringSubmatch(body, -1), htmlCode.FindAllStringSubmatch(body, -1)...)
 	for _, m := range spans {
 		span := m[1]
-		if goCommand.MatchString(span) {
+		if isCommand(span) || operatorAlone.MatchString(span) || route.MatchString(span) {
 			continue
 		}
 		if statementLike.MatchString(" " + span + " ") {
@@ -309,24 +338,31 @@ func codeIn(body string) string {
 var listItem = regexp.MustCompile(`^\s*([-*+]|[0-9]+[.)])\s`)
 
 // indentedCode reports whether lines[i] begins an indented code block
-// (CommonMark): indented by four spaces or a tab, not blank, after a blank
-// line (or first), and not the continuation of a list item.
+// (CommonMark): after a blank line (or first), not blank, and indented by
+// four columns or more beyond the content of the list item it is in, if
+// any (a line indented as far as the item's text continues the item).
 func indentedCode(lines []string, i int) bool {
 	line := strings.TrimRight(lines[i], "\r")
-	if strings.TrimSpace(line) == "" || !strings.HasPrefix(line, "    ") && !strings.HasPrefix(line, "\t") {
+	if strings.TrimSpace(line) == "" || i > 0 && strings.TrimSpace(lines[i-1]) != "" {
 		return false
 	}
-	if i > 0 && strings.TrimSpace(lines[i-1]) != "" {
-		return false
-	}
-	// The paragraph before the blank lines: a list item or its indented
-	// continuation makes this line part of the list.
+	// The paragraph before the blank lines sets the indentation of its
+	// content: a list item's text, or the indentation of a continuation.
+	content := 0
 	for j := i - 1; j >= 0; j-- {
 		prev := strings.TrimRight(lines[j], "\r")
 		if strings.TrimSpace(prev) == "" {
 			continue
 		}
-		return !listItem.MatchString(prev) && !strings.HasPrefix(prev, " ") && !strings.HasPrefix(prev, "\t")
+		if m := listItem.FindString(prev); m != "" {
+			content = indentOf(m) + len(strings.TrimLeft(m, " \t"))
+		} else {
+			content = indentOf(prev)
+			if content >= 4 {
+				content -= 4 // a line of indented code itself
+			}
+		}
+		break
 	}
-	return true
+	return indentOf(line) >= content+4
 }
