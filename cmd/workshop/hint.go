@@ -436,7 +436,7 @@ func (ws *workspace) showHint(ctx context.Context, w *progress, l lab, reset, in
 
 	if stateErr != nil {
 		fmt.Fprintf(w, "note: the hints shown cannot be remembered here (%v); this is the first hint of step %d.\n\n", stateErr, s)
-		printHint(w, list, 0, s, false)
+		printHint(w, list, 0, s, "")
 		fmt.Fprintf(w, "\n%d more hint(s) for step %d in %s/HINTS.md.\n", len(list)-1, s, l.Dir())
 		return nil
 	}
@@ -472,7 +472,7 @@ func (ws *workspace) showHint(ctx context.Context, w *progress, l lab, reset, in
 	if pick < 0 && firstMatch >= 0 {
 		last := lastOfChain(list, firstMatch)
 		fmt.Fprintf(w, "You have seen every hint for this failure; here is the most explicit again.\n\n")
-		printHint(w, list, last, s, true)
+		printHint(w, list, last, s, failure)
 		if left := len(list) - seen; left > 0 {
 			fmt.Fprintf(w, "\nStep %d has %d more hint(s) for other failures: %s once the failure changes. go run ./cmd/workshop solution %s shows the answer.\n", s, left, again, l.Num())
 		} else {
@@ -489,14 +489,17 @@ func (ws *workspace) showHint(ctx context.Context, w *progress, l lab, reset, in
 	if pick < 0 {
 		pick = len(list) - 1
 		fmt.Fprintf(w, "You have seen all %d hints for step %d, and none quotes this failure; here is the last again.\n\n", len(list), s)
-		printHint(w, list, pick, s, false)
+		printHint(w, list, pick, s, "")
 		fmt.Fprintf(w, "\nThat was the last hint for step %d. go run ./cmd/workshop hint %s --reset starts the hints again; go run ./cmd/workshop solution %s shows the answer.\n", s, l.Num(), l.Num())
 		return nil
 	}
 	if !matched {
 		fmt.Fprintf(w, "No hint quotes this failure; here is the next you have not read for step %d.\n\n", s)
 	}
-	printHint(w, list, pick, s, matched)
+	if !matched {
+		failure = ""
+	}
+	printHint(w, list, pick, s, failure)
 	state.setShown(root, l.Name, s, shown|1<<pick)
 	if err := state.save(stateFile); err != nil {
 		fmt.Fprintf(w, "\nnote: could not remember this hint (%v): the next call shows it again.\n", err)
@@ -529,10 +532,16 @@ func (ws *workspace) showHint(ctx context.Context, w *progress, l lab, reset, in
 // its "quoted" texts, split at "...", occurs in failure piece by piece
 // (case and spacing aside).
 func hintMatches(symptom, failure string) bool {
+	return matchingQuote(symptom, failure) != ""
+}
+
+// matchingQuote returns the first quoted text of a hint's heading that
+// occurs in failure (its "..." standing for anything), or "".
+func matchingQuote(symptom, failure string) string {
 	norm := func(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
 	failure = norm(failure)
 	if failure == "" {
-		return false
+		return ""
 	}
 	for _, q := range quotedText.FindAllStringSubmatch(symptom, -1) {
 		matched, any := true, false
@@ -548,10 +557,10 @@ func hintMatches(symptom, failure string) bool {
 			}
 		}
 		if matched && any {
-			return true
+			return q[0]
 		}
 	}
-	return false
+	return ""
 }
 
 var quotedText = regexp.MustCompile(`"([^"]+)"`)
@@ -569,9 +578,11 @@ func lastOfChain(list []hint, i int) int {
 }
 
 // printHint prints hint i (0-based) of a step's list, numbered within its
-// chain: the hints under the same heading, for the same failure. forThis
-// says whether that heading quotes the failure on screen.
-func printHint(w io.Writer, list []hint, i, step int, forThis bool) {
+// chain: the hints under the same heading, for the same failure. failure
+// is the failure on screen when the heading quotes it, else "". Of a
+// heading that quotes several failures ("a" or "b"), only the one on
+// screen is shown (the first, when none is).
+func printHint(w io.Writer, list []hint, i, step int, failure string) {
 	k, n := 0, 0
 	for j, h := range list {
 		if h.Symptom == list[i].Symptom {
@@ -581,10 +592,15 @@ func printHint(w io.Writer, list []hint, i, step int, forThis bool) {
 			}
 		}
 	}
-	which := "this failure"
-	if !forThis {
+	which, quote := "this failure", matchingQuote(list[i].Symptom, failure)
+	if quote == "" {
 		which = "the failure"
+		if m := quotedText.FindString(list[i].Symptom); m != "" {
+			quote = m
+		} else {
+			quote = list[i].Symptom
+		}
 	}
-	fmt.Fprintf(w, "Step %d, hint %d of %d for %s: %s\n\n", step, k, n, which, list[i].Symptom)
+	fmt.Fprintf(w, "Step %d, hint %d of %d for %s: %s\n\n", step, k, n, which, quote)
 	fmt.Fprintln(w, list[i].Body)
 }

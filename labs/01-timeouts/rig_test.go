@@ -64,7 +64,7 @@ func start(t *testing.T, step int, timeout time.Duration, orderLimit int) *syste
 	if err := reachesMemnet(); err != nil {
 		t.Fatalf("step %d: the client from NewPaymentClient(network, %v) could not reach the payment service on the system's network: %v.\n"+
 			"Build its transport on a memnet.Dialer for the network you are given (http.DefaultClient and a nil "+
-			"Transport dial the real network, where no payment service exists; see step 1's hint).", step, budget, err)
+			"Transport dial the real network, where no payment service exists).", step, budget, err)
 	}
 	return labtest.StartSystem(t, system.Config{
 		Limits: map[string]int{"order": orderLimit},

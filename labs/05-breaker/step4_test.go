@@ -171,7 +171,7 @@ func TestStep4LateCallsDoNotTakeTrialSlots(t *testing.T) {
 			t.Fatalf("step 4: the breaker was half-open with its %d trial calls in flight when a call admitted before it "+
 				"opened succeeded. Then the breaker was %v, and a new call was %s. The late success is not a trial: it "+
 				"must neither free a trial slot nor count as a successful trial, so the breaker stays half-open and "+
-				"refuses the new call. Ignore outcomes from another generation (step 1's hint).", trials, state, what)
+				"refuses the new call. Ignore outcomes from another generation (README, step 1).", trials, state, what)
 		}
 		if !errors.Is(err, fooddelivery.ErrCircuitOpen) {
 			t.Fatalf("step 4: the half-open breaker refused a call without calling, but its error does not wrap "+

@@ -34,7 +34,7 @@ const slack = 0
 // leakHint is the Leak message of the tests that take slots: a slot bug
 // often shows first as a goroutine left waiting for a slot.
 const leakHint = "something was still waiting for a slot on behalf of a call that had already returned " +
-	"(a helper goroutine taking the slot for a waiter: see the step 3 hint \"a caller that gave up still ends up holding a slot\")"
+	"(a helper goroutine taking the slot for a waiter, after the waiter left, holds it for nobody)"
 
 // holdAll starts n calls through guard that each take a slot and keep it
 // until release is closed. It returns how many of them got a slot after

@@ -60,7 +60,7 @@ func TestStep1WaitIsBounded(t *testing.T) {
 			why := "It must take the slot as soon as it is free: send on the channel in the same select as the timer, rather than checking now and then."
 			if errors.Is(err, fooddelivery.ErrBulkheadFull) && took >= maxWait {
 				why = "The slot was free, yet the call never got it: something else took it first. Was a goroutine started for the call " +
-					"refused just before still waiting to take a slot on its behalf? A refused call must leave nothing behind (step 3 hint)."
+					"refused just before still waiting to take a slot on its behalf? A refused call must leave nothing behind: a helper goroutine that takes a slot for a waiter holds it for nobody."
 			}
 			t.Fatalf("step 1: a slot freed up %v into a call's wait of at most %v; the call waited %v, ran: %v, error: %v.\n%s",
 				freedAfter, maxWait, took, ran, err, why)
