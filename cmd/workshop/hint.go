@@ -495,8 +495,6 @@ func (ws *workspace) showHint(ctx context.Context, w *progress, l lab, reset, in
 	}
 	if !matched {
 		fmt.Fprintf(w, "No hint quotes this failure; here is the next you have not read for step %d.\n\n", s)
-	}
-	if !matched {
 		failure = ""
 	}
 	printHint(w, list, pick, s, failure)

@@ -275,13 +275,6 @@ func fenceOf(trimmed string) fence {
 	return fence{c, n}
 }
 
-// closes reports whether a trimmed line closes the fence f: the same
-// character, at least as many, and nothing after them.
-func (f fence) closes(trimmed string) bool {
-	g := fenceOf(trimmed)
-	return g.char == f.char && g.n >= f.n && strings.Trim(trimmed, string(f.char)) == ""
-}
-
 // indentOf returns the columns of white space a line begins with, a tab
 // advancing to the next multiple of four (CommonMark).
 func indentOf(line string) int {
@@ -309,10 +302,13 @@ func fenceLine(line string) fence {
 	return fenceOf(strings.TrimSpace(line))
 }
 
-// closesLine reports whether line closes the fence f (indented by at most
-// three columns, as a fence must be).
+// closesLine reports whether line closes the fence f: indented by at
+// most three columns, as a fence must be, the same character, at least as
+// many, and nothing after them.
 func (f fence) closesLine(line string) bool {
-	return indentOf(line) <= 3 && f.closes(strings.TrimSpace(line))
+	trimmed := strings.TrimSpace(line)
+	g := fenceOf(trimmed)
+	return indentOf(line) <= 3 && g.char == f.char && g.n >= f.n && strings.Trim(trimmed, string(f.char)) == ""
 }
 
 // htmlBlockStart matches the first line of an HTML block of CommonMark's

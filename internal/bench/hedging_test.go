@@ -48,8 +48,8 @@ func p95(window []time.Duration) time.Duration {
 	return sorted[rank-1]
 }
 
-// lastObserved returns the window latencies observed last when a full
-// tracker observed latencies[from], latencies[from+1], ... up to to.
+// lastObserved returns the window latencies a tracker observed last when
+// it observed latencies in order (wrapping around), up to index to.
 func lastObserved(window, to int) []time.Duration {
 	w := make([]time.Duration, window)
 	for i := range w {

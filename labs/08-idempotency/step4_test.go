@@ -323,14 +323,14 @@ func TestStep4ReleasedKeysAreFreed(t *testing.T) {
 		if o, err := store.Begin("test/charge/ord-new", fooddelivery.ChargeRequest{OrderID: "ord-new", AmountCents: 2400, Card: "tok_visa"}); o != nil || err != nil {
 			t.Fatalf("step 4: Begin with the fresh key test/charge/ord-new returned %s; nil, nil lets the charge run", begun(o, err))
 		}
-		if held, sent := int64(heapAlloc())-int64(before), int64(keys*size); held > sent/2 {
+		if held, released := int64(heapAlloc())-int64(before), int64(keys*size); held > released/2 {
 			t.Fatalf("step 4: %d keys of %d bytes (%d KB) were released by a 503 just after one key completed; %v later, "+
 				"past every lock timeout, the store still holds %d KB more than before them: the released keys are still "+
 				"reachable from something of the store's. During a payment outage every retry releases a key, so a day of "+
 				"them would stay in memory. Look at whatever records when locks run out: a list node taken off the front "+
 				"that keeps its link to the next (the completed key's node lives on, and leads to all the rest), a slice "+
 				"cut from the front whose backing array still holds what was cut, a heap that does not clear the slot it pops.",
-				keys, size, sent>>10, 2*payment.ProcessorTimeout+time.Second, max(held, 0)>>10)
+				keys, size, released>>10, 2*payment.ProcessorTimeout+time.Second, max(held, 0)>>10)
 		}
 		runtime.KeepAlive(store)
 	})
