@@ -16,11 +16,13 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/gateway"
 	"github.com/gophereats/resilience/fooddelivery/labtest"
 	"github.com/gophereats/resilience/fooddelivery/loadgen"
+	gameplan "github.com/gophereats/resilience/fooddelivery/plan"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
 	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/internal/compose"
 )
 
-// These comparisons run the system as the binary wires it (resolve, wire
+// These comparisons run the system as the binary wires it (resolve, compose.Wire
 // with -fast, startControls with its load generator and scenario runner),
 // on memnet under synctest's fake clock, once with a lab's naive starting
 // point and once with its reference solution, and check that the numbers
@@ -114,9 +116,9 @@ func runSystem(t *testing.T, spec runSpec) runResult {
 	}, func(t *testing.T) {
 		p, err := resolve(spec.labs, noLearner)
 		require.NoError(t, err)
-		w := wire(p, settings{seed: compareSeed, fast: true, logger: quiet})
-		w.cfg.Limits["order"] = system.DefaultLimits["order"] // -order-limit's default
-		sys := labtest.StartSystem(t, w.cfg)
+		w := compose.Wire(p.labs(), compose.Settings{Seed: compareSeed, Fast: true, Logger: quiet, Plan: gameplan.Labs(true)})
+		w.Cfg.Limits["order"] = system.DefaultLimits["order"] // -order-limit's default
+		sys := labtest.StartSystem(t, w.Cfg)
 
 		var rules []faults.Rule
 		for _, f := range spec.faults {
@@ -130,7 +132,7 @@ func runSystem(t *testing.T, spec runSpec) runResult {
 			// API: start them paused, set it, then let them come.
 			o.load, o.scenario = 0, ""
 		}
-		c, err := startControls(sys, o, rules, w.gameDay)
+		c, err := startControls(sys, o, rules, w.GameDay)
 		require.NoError(t, err)
 		stopped := false
 		defer func() {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gophereats/resilience/internal/compose"
 )
 
 // This file is the composition table: what each lab plugs at its
@@ -13,22 +15,18 @@ import (
 // written from it (TestReadmeTableMatchesTheCode keeps the README in step).
 
 // choice is what runs at one lab's integration point (-lab NN=choice).
-type choice int
+type choice = compose.Choice
 
 const (
-	off      choice = iota // the system as it is without the lab
-	naive                  // the broken starting point of the lab's story
-	solution               // solutions/NN-name, with the settings its README teaches
-	learner                // labs/NN-name: the learner's code, built in with -tags learnerNN
+	off      = compose.Off      // the system as it is without the lab
+	naive    = compose.Naive    // the broken starting point of the lab's story
+	solution = compose.Solution // solutions/NN-name, with the settings its README teaches
+	learner  = compose.Learner  // labs/NN-name: the learner's code, built in with -tags learnerNN
 )
-
-var choiceNames = []string{"off", "naive", "solution", "learner"}
-
-func (c choice) String() string { return choiceNames[c] }
 
 // parseChoice reads off, naive, solution or learner.
 func parseChoice(s string) (choice, bool) {
-	i := slices.Index(choiceNames, s)
+	i := slices.Index(compose.ChoiceNames, s)
 	return choice(i), i >= 0
 }
 
@@ -138,9 +136,17 @@ type plan struct {
 	note      [10]string
 	// retrier is the lab whose loop retries the charge; 0 for none.
 	retrier int
+	// fromPlan: a game-day plan (-plan) chose the labs, and each runs
+	// with the plan's settings rather than its README's.
+	fromPlan bool
 }
 
 func (p plan) on(n int) bool { return p.choice[n] != off && !p.unplugged[n] }
+
+// labs is what the plan runs, as compose wires it.
+func (p plan) labs() compose.Labs {
+	return compose.Labs{Choice: p.choice, Unplugged: p.unplugged, Retrier: p.retrier}
+}
 
 // labFlags collects the repeatable -lab flag; resolve reads them in order.
 type labFlags []string
@@ -273,6 +279,9 @@ func (p plan) plugged(n int) string {
 		what = l.naive
 	case solution, learner:
 		what = l.fix
+		if p.fromPlan {
+			what = "with the game-day plan's settings"
+		}
 	}
 	if p.note[n] != "" {
 		what += "; " + p.note[n]

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/internal/compose"
 )
 
 // noLearner is a build without learner code (no learnerNN tag).
@@ -38,7 +40,7 @@ func choices(p plan) string {
 
 func TestEveryLabHasASolutionAndItsRow(t *testing.T) {
 	for n := 1; n <= 9; n++ {
-		assert.NotNil(t, solutions[n], "lab %02d has no solution registered in solutions.go", n)
+		assert.NotNil(t, compose.Solutions[n], "lab %02d has no solution registered in solutions.go", n)
 		assert.Equal(t, n, row(n).num, "labRows[%d] is not lab %02d", n-1, n)
 	}
 }
@@ -164,7 +166,7 @@ func TestBannerListsWhatRunsAtEveryLab(t *testing.T) {
 	} {
 		assert.Contains(t, out, want)
 	}
-	if builtIn := slices.ContainsFunc([]int{1, 2, 3, 4, 5, 6, 7, 8, 9}, haveLearner); builtIn {
+	if builtIn := slices.ContainsFunc([]int{1, 2, 3, 4, 5, 6, 7, 8, 9}, compose.HaveLearner); builtIn {
 		assert.Contains(t, out, "learner code:     labs ", "the banner lists the learner code built in")
 	} else {
 		assert.Contains(t, out, "learner code:     none built in", "a build without learner tags says so")

@@ -2,7 +2,10 @@
 
 package main
 
-import timeouts "github.com/gophereats/resilience/labs/01-timeouts"
+import (
+	"github.com/gophereats/resilience/internal/compose"
+	timeouts "github.com/gophereats/resilience/labs/01-timeouts"
+)
 
 // Built only with -tags learner01, which go run ./cmd/workshop live 01
 // adds: your labs/01-timeouts code at lab 01's integration point, plugged
@@ -10,5 +13,5 @@ import timeouts "github.com/gophereats/resilience/labs/01-timeouts"
 // solutions.go. Without the tag nothing under labs/ is compiled, so a lab
 // you are still writing never breaks the system.
 func init() {
-	learners[1] = lab01(timeouts.NewPaymentClient)
+	compose.Learners[1] = compose.Lab01(timeouts.NewPaymentClient)
 }

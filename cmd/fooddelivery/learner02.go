@@ -2,7 +2,10 @@
 
 package main
 
-import deadlines "github.com/gophereats/resilience/labs/02-deadlines"
+import (
+	"github.com/gophereats/resilience/internal/compose"
+	deadlines "github.com/gophereats/resilience/labs/02-deadlines"
+)
 
 // Built only with -tags learner02, which go run ./cmd/workshop live 02
 // adds: your labs/02-deadlines code at lab 02's integration point, plugged
@@ -10,5 +13,5 @@ import deadlines "github.com/gophereats/resilience/labs/02-deadlines"
 // solutions.go. Without the tag nothing under labs/ is compiled, so a lab
 // you are still writing never breaks the system.
 func init() {
-	learners[2] = lab02(deadlines.Middleware, deadlines.Transport)
+	compose.Learners[2] = compose.Lab02(deadlines.Middleware, deadlines.Transport)
 }

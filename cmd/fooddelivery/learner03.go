@@ -4,7 +4,9 @@ package main
 
 import (
 	"net/http"
+	"time"
 
+	"github.com/gophereats/resilience/internal/compose"
 	retries "github.com/gophereats/resilience/labs/03-retries"
 )
 
@@ -14,7 +16,7 @@ import (
 // solutions.go. Without the tag nothing under labs/ is compiled, so a lab
 // you are still writing never breaks the system.
 func init() {
-	learners[3] = lab03(func(base http.RoundTripper, seed int64) http.RoundTripper {
-		return &retries.Transport{Base: base, Seed: seed}
+	compose.Learners[3] = compose.Lab03(func(base http.RoundTripper, seed int64, attempts int, baseDelay, maxDelay time.Duration) http.RoundTripper {
+		return &retries.Transport{Base: base, Seed: seed, Attempts: attempts, BaseDelay: baseDelay, MaxDelay: maxDelay}
 	})
 }

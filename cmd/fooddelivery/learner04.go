@@ -2,7 +2,11 @@
 
 package main
 
-import retrybudgets "github.com/gophereats/resilience/labs/04-retry-budgets"
+import (
+	"github.com/gophereats/resilience/fooddelivery/retry"
+	"github.com/gophereats/resilience/internal/compose"
+	retrybudgets "github.com/gophereats/resilience/labs/04-retry-budgets"
+)
 
 // Built only with -tags learner04, which go run ./cmd/workshop live 04
 // adds: your labs/04-retry-budgets code at lab 04's integration point,
@@ -10,5 +14,7 @@ import retrybudgets "github.com/gophereats/resilience/labs/04-retry-budgets"
 // solutions.go. Without the tag nothing under labs/ is compiled, so a lab
 // you are still writing never breaks the system.
 func init() {
-	learners[4] = lab04(retrybudgets.NewRetryBudget, retrybudgets.Layers)
+	compose.Learners[4] = compose.Lab04(retrybudgets.NewRetryBudget, func(attempts int, budget *retrybudgets.RetryBudget, backoff retry.Policy) retry.Retrier {
+		return &retrybudgets.BudgetedRetry{Attempts: attempts, Budget: budget, Backoff: backoff}
+	})
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/internal/compose"
 	breaker "github.com/gophereats/resilience/labs/05-breaker"
 )
 
@@ -13,8 +14,8 @@ import (
 // solutions.go. Without the tag nothing under labs/ is compiled, so a lab
 // you are still writing never breaks the system.
 func init() {
-	learners[5] = lab05(func(s breakerSettings[breaker.State]) breaker.Settings {
-		return breaker.Settings{Name: s.Name, Window: s.Window, MinCalls: s.MinCalls, OpenFor: s.OpenFor,
+	compose.Learners[5] = compose.Lab05(func(s compose.BreakerSettings[breaker.State]) breaker.Settings {
+		return breaker.Settings{Name: s.Name, Window: s.Window, FailureRate: s.FailureRate, MinCalls: s.MinCalls, OpenFor: s.OpenFor,
 			HalfOpenCalls: s.HalfOpenCalls, Logger: s.Logger, OnStateChange: s.OnStateChange}
 	}, breaker.New, func(cb *breaker.CircuitBreaker, next fooddelivery.Payer) fooddelivery.Payer {
 		return breaker.Payer{Breaker: cb, Next: next}

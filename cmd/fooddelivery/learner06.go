@@ -2,7 +2,10 @@
 
 package main
 
-import bulkhead "github.com/gophereats/resilience/labs/06-bulkhead"
+import (
+	"github.com/gophereats/resilience/internal/compose"
+	bulkhead "github.com/gophereats/resilience/labs/06-bulkhead"
+)
 
 // Built only with -tags learner06, which go run ./cmd/workshop live 06
 // adds: your labs/06-bulkhead code at lab 06's integration point, plugged
@@ -10,5 +13,5 @@ import bulkhead "github.com/gophereats/resilience/labs/06-bulkhead"
 // solutions.go. Without the tag nothing under labs/ is compiled, so a lab
 // you are still writing never breaks the system.
 func init() {
-	learners[6] = lab06(bulkhead.Compartments)
+	compose.Learners[6] = compose.Lab06(bulkhead.Compartments)
 }

@@ -2,7 +2,10 @@
 
 package main
 
-import fallback "github.com/gophereats/resilience/labs/07-fallback"
+import (
+	"github.com/gophereats/resilience/internal/compose"
+	fallback "github.com/gophereats/resilience/labs/07-fallback"
+)
 
 // Built only with -tags learner07, which go run ./cmd/workshop live 07
 // adds: your labs/07-fallback code at lab 07's integration point, plugged
@@ -10,5 +13,5 @@ import fallback "github.com/gophereats/resilience/labs/07-fallback"
 // solutions.go. Without the tag nothing under labs/ is compiled, so a lab
 // you are still writing never breaks the system.
 func init() {
-	learners[7] = lab07(fallback.Wrap)
+	compose.Learners[7] = compose.Lab07(fallback.Wrap)
 }

@@ -2,7 +2,10 @@
 
 package main
 
-import idempotency "github.com/gophereats/resilience/labs/08-idempotency"
+import (
+	"github.com/gophereats/resilience/internal/compose"
+	idempotency "github.com/gophereats/resilience/labs/08-idempotency"
+)
 
 // Built only with -tags learner08, which go run ./cmd/workshop live 08
 // adds: your labs/08-idempotency code at lab 08's integration point,
@@ -10,5 +13,5 @@ import idempotency "github.com/gophereats/resilience/labs/08-idempotency"
 // solutions.go. Without the tag nothing under labs/ is compiled, so a lab
 // you are still writing never breaks the system.
 func init() {
-	learners[8] = lab08(idempotency.ChargeKey, idempotency.NewKeyStore, idempotency.AssignCourier)
+	compose.Learners[8] = compose.Lab08(idempotency.ChargeKey, idempotency.NewKeyStore, idempotency.AssignCourier)
 }

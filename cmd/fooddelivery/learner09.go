@@ -5,6 +5,7 @@ package main
 import (
 	"net/http"
 
+	"github.com/gophereats/resilience/internal/compose"
 	hedging "github.com/gophereats/resilience/labs/09-hedging"
 )
 
@@ -14,7 +15,7 @@ import (
 // solutions.go. Without the tag nothing under labs/ is compiled, so a lab
 // you are still writing never breaks the system.
 func init() {
-	learners[9] = lab09(hedging.NewLatencyTracker, hedging.NewHedgeBudget,
+	compose.Learners[9] = compose.Lab09(hedging.NewLatencyTracker, hedging.NewHedgeBudget,
 		func(base http.RoundTripper, replicas []string, latencies *hedging.LatencyTracker, budget *hedging.HedgeBudget) http.RoundTripper {
 			return &hedging.Hedger{Base: base, Replicas: replicas, Latencies: latencies, Budget: budget}
 		})

@@ -37,7 +37,9 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/loadgen"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
+	gameplan "github.com/gophereats/resilience/fooddelivery/plan"
 	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/internal/compose"
 )
 
 const usage = `usage: go run ./cmd/fooddelivery [flags]
@@ -78,6 +80,8 @@ Flags:
                     choices follow from -seed (default 0: none until set over the admin API)
   -scenario name    play a scripted incident at start: %s
                     (GET /admin/scenarios describes them)
+  -plan name        run a game-day plan (lab 10) instead of -lab: %s;
+                    learner is your labs/10-game-day plan, which go run ./cmd/workshop live 10 builds in
 
 While it runs, the gateway's address also serves the JSON admin API under /admin/
 (faults, load, scenarios, lab 07's game day, the change log; GET /admin/ lists the
@@ -133,6 +137,10 @@ type options struct {
 	orderLimit int
 	fast       bool
 	plan       plan
+	// game is the game-day plan -plan named ("" for none) and its
+	// settings; with one, plan holds the labs it turns on.
+	game     string
+	gamePlan gameplan.Plan
 	load       int
 	scenario   string
 }
@@ -156,19 +164,21 @@ func (f *faultSpecs) Set(spec string) error {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	opts, err := parseFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(stdout, usage, system.DefaultLimits["order"], fastOpenFor, breakerOpenFor,
-			fastDispatchVisibility, dispatchVisibility, loadgen.MaxRate, strings.Join(scenarioNames(), ", "), usageTable())
+		fmt.Fprintf(stdout, usage, system.DefaultLimits["order"],
+			gameplan.Labs(true).Payment.Breaker.OpenFor, gameplan.Labs(false).Payment.Breaker.OpenFor,
+			compose.FastDispatchVisibility, compose.DispatchVisibility, loadgen.MaxRate, strings.Join(scenarioNames(), ", "),
+			strings.Join(planNames(), ", "), usageTable())
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 
-	w := wire(opts.plan, settings{seed: opts.seed, fast: opts.fast})
-	w.cfg.Network = memnet.NewLoopback()
-	w.cfg.GatewayAddr = opts.addr
-	w.cfg.Limits["order"] = opts.orderLimit
-	sys, err := system.Start(w.cfg)
+	w := opts.wire(nil)
+	w.Cfg.Network = memnet.NewLoopback()
+	w.Cfg.GatewayAddr = opts.addr
+	w.Cfg.Limits["order"] = opts.orderLimit
+	sys, err := system.Start(w.Cfg)
 	if err != nil {
 		return fmt.Errorf("starting the system: %w (is another copy running? pick a port with -addr)", err)
 	}
@@ -177,7 +187,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		scale = 0.1
 	}
 	c, err := startControls(sys, controlOptions{seed: opts.seed, load: opts.load, scenario: opts.scenario, scale: scale,
-		addr: sys.Network.TCPAddr("gateway"), labs: opts.plan.labLines()}, opts.faults, w.gameDay)
+		addr: sys.Network.TCPAddr("gateway"), labs: opts.plan.labLines()}, opts.faults, w.GameDay)
 	if err != nil {
 		sys.Close()
 		if errors.Is(err, faults.ErrUnknownTarget) {
@@ -212,6 +222,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&opts.fast, "fast", false, "")
 	fs.IntVar(&opts.load, "load", 0, "")
 	fs.StringVar(&opts.scenario, "scenario", "", "")
+	fs.StringVar(&opts.game, "plan", "", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return options{}, err
@@ -233,11 +244,22 @@ func parseFlags(args []string) (options, error) {
 	if opts.scenario != "" && !slices.Contains(scenarioNames(), opts.scenario) {
 		return options{}, usagef("-scenario %s: no such scenario; the scenarios are %s", fooddelivery.Quote(opts.scenario), strings.Join(scenarioNames(), ", "))
 	}
-	p, err := resolve(labs, haveLearner)
+	p, err := resolve(labs, compose.HaveLearner)
 	if err != nil {
 		return options{}, err
 	}
 	opts.plan = p
+	if opts.game != "" {
+		if len(labs) > 0 {
+			return options{}, usagef("-plan %s and -lab %s: a plan says what runs at every lab's integration point; give one of the two", opts.game, labs.String())
+		}
+		gp, err := lookupPlan(opts.game)
+		if err != nil {
+			return options{}, err
+		}
+		opts.gamePlan = gp
+		opts.plan = planLabs(gp)
+	}
 	for _, spec := range specs {
 		r, err := faults.Parse(spec)
 		if err != nil {
@@ -279,7 +301,7 @@ func checkLoopback(addr string) error {
 
 // menuReplicas is the number of menu instances run starts
 // (system.Config.MenuReplicas); -fault rules may name each of them.
-const menuReplicas = 3
+const menuReplicas = compose.MenuReplicas
 
 // serviceNames lists the names a -fault rule may target: every service and
 // every menu replica.
@@ -302,14 +324,14 @@ func speed(fast bool) string {
 	if !fast {
 		return "as the labs teach (-fast shortens the waits)"
 	}
-	return fmt.Sprintf("-fast: breakers open for %v, the dispatch queue redelivers after %v", fastOpenFor, fastDispatchVisibility)
+	return fmt.Sprintf("-fast: breakers open for %v, the dispatch queue redelivers after %v", gameplan.Labs(true).Payment.Breaker.OpenFor, compose.FastDispatchVisibility)
 }
 
 // builtIn says which labs' learner code this build has.
 func builtIn() string {
 	var labs, tags []string
 	for n := 1; n <= 9; n++ {
-		if haveLearner(n) {
+		if compose.HaveLearner(n) {
 			labs = append(labs, row(n).id())
 			tags = append(tags, "learner"+row(n).id())
 		}
@@ -332,6 +354,9 @@ func banner(url string, opts options) string {
 	}
 	fmt.Fprintf(&b, "order workers:    %s (-order-limit)\n", limit)
 	fmt.Fprintf(&b, "demo speed:       %s\n", speed(opts.fast))
+	if opts.game != "" {
+		fmt.Fprintf(&b, "game-day plan:    %s (-plan): each lab it turns on runs with the plan's settings\n", opts.game)
+	}
 	b.WriteString("labs (-lab NN=off|naive|solution|learner; see -h):\n")
 	for _, line := range opts.plan.labLines() {
 		b.WriteString(line + "\n")

@@ -16,6 +16,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/gateway"
 	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/internal/compose"
 )
 
 // These are smoke tests of the command (the one place where tests may use
@@ -266,7 +267,7 @@ func TestRunRejectsBadFlagsBeforeStarting(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.name == "a learner lab without its build tag" && haveLearner(5) {
+			if tt.name == "a learner lab without its build tag" && compose.HaveLearner(5) {
 				t.Skip("built with -tags learner05")
 			}
 			var stdout bytes.Buffer
@@ -297,5 +298,53 @@ func TestUsageNamesEveryFlag(t *testing.T) {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("the usage text should mention %q; it is:\n%s", want, stdout.String())
 		}
+	}
+}
+
+func TestRunPlanFlagRunsAGameDayPlan(t *testing.T) {
+	t.Run("-plan reference is accepted and the banner names it", func(t *testing.T) {
+		r := startRun(t, "-plan", "reference")
+		if !strings.Contains(r.out.String(), "game-day plan:    reference (-plan)") {
+			t.Errorf("the banner should name the game-day plan; it is:\n%s", r.out)
+		}
+		if err := r.stop(); err != nil {
+			t.Fatalf("after its context was cancelled run -plan reference returned %v, want nil", err)
+		}
+	})
+
+	tests := []struct {
+		name string
+		args []string
+		says []string
+	}{
+		{"a plan that does not exist lists the plans", []string{"-plan", "nosuch"},
+			[]string{"-plan \"nosuch\"", "no such plan", "the plans are " + strings.Join(planNames(), ", "), "learner", "reference"}},
+		{"the learner's plan without the learner10 build tag", []string{"-plan", "learner"},
+			[]string{"-plan learner", "labs/10-game-day", "go run ./cmd/workshop live 10"}},
+		{"a plan with -lab", []string{"-plan", "reference", "-lab", "05=solution"},
+			[]string{"-plan reference and -lab 05=solution", "give one of the two"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, ok := plans["learner"]; ok && tt.args[1] == "learner" {
+				t.Skip("built with -tags learner10")
+			}
+			var stdout bytes.Buffer
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel() // were run to start the system, it would stop at once
+			err := run(ctx, tt.args, &stdout, io.Discard)
+			var ue *usageError
+			if !errors.As(err, &ue) {
+				t.Fatalf("run %q: got error %v, want a usage error (exit status 2)", tt.args, err)
+			}
+			for _, want := range tt.says {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("run %q: the error should say %q; it is: %v", tt.args, want, err)
+				}
+			}
+			if stdout.Len() > 0 {
+				t.Errorf("run %q printed %q; a bad flag must stop it before anything starts", tt.args, stdout.String())
+			}
+		})
 	}
 }

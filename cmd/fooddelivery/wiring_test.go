@@ -14,11 +14,13 @@ import (
 
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/labtest"
+	gameplan "github.com/gophereats/resilience/fooddelivery/plan"
 	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/internal/compose"
 )
 
 // These tests start the system on memnet inside a synctest bubble with the
-// system.Config that wire builds, the function run uses: fake time, no
+// system.Config that compose.Wire builds, as run wires it: fake time, no
 // real sockets.
 
 // quiet keeps the breakers' state-change logs out of the test output.
@@ -26,12 +28,12 @@ var quiet = slog.New(slog.DiscardHandler)
 
 // startWired resolves -lab values, wires the plan as run does (on memnet, with
 // the default order limit) and starts the system.
-func startWired(t *testing.T, flags ...string) (*system.System, *wiring) {
+func startWired(t *testing.T, flags ...string) (*system.System, *compose.Wiring) {
 	t.Helper()
 	p, err := resolve(flags, noLearner)
 	require.NoError(t, err)
-	w := wire(p, settings{seed: 1, logger: quiet})
-	sys := labtest.StartSystem(t, w.cfg)
+	w := compose.Wire(p.labs(), compose.Settings{Seed: 1, Logger: quiet, Plan: gameplan.Labs(false)})
+	sys := labtest.StartSystem(t, w.Cfg)
 	return sys, w
 }
 
@@ -63,7 +65,7 @@ func TestEveryLabWiredPlacesAnOrderThroughTheGateway(t *testing.T) {
 				synctest.Wait()
 				assert.NotEmpty(t, sys.Dispatch.Fleet.Couriers(id), "the consumer sent a courier for the order")
 				if all == "all=solution" {
-					assert.NotNil(t, w.gameDay, "lab 07's game-day switch is there for the running system")
+					assert.NotNil(t, w.GameDay, "lab 07's game-day switch is there for the running system")
 				}
 			})
 		})
@@ -132,7 +134,7 @@ func TestSolutionsFillThePatternCounters(t *testing.T) {
 			sys, _ := startWired(t, "06=solution", "07=solution")
 			require.NoError(t, sys.Faults.Set("courier", "GET /eta/{restaurantId}", faults.Fault{Hang: time.Minute}))
 			var wg sync.WaitGroup
-			for range 2 * compartmentSlots {
+			for range 2 * gameplan.Labs(false).Gateway.Compartments.Orders {
 				wg.Go(func() {
 					_, _, err := sys.GraphQL(context.Background(), "", `{ restaurant(id: "luigis") { eta } }`, nil)
 					assert.NoError(t, err)

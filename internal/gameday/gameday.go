@@ -1,0 +1,276 @@
+// Package gameday plays lab 10's game day: incidents on the food-delivery
+// system built from a plan (internal/compose with plan.Plan), with
+// simulated customers, on the in-memory network in fake time, and judges
+// each stage against its SLOs.
+//
+// A Stage is a timeline of phases (a healthy rush; payment hangs; payment
+// fails and recovers; ...), a load, and SLOs, each a limit on one measure
+// of one phase. Play runs a stage once, for one seed, inside the caller's
+// testing/synctest bubble, and returns what the customers and the system
+// counted; Judge holds the result to the stage's SLOs; Card writes the
+// score card. Every limit is in the Stages table, which lab 10's README
+// repeats and its tests keep in step.
+//
+// It must not know about the labs' tests, the workshop tool or the
+// running binary: they call it.
+package gameday
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/plan"
+	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/internal/compose"
+)
+
+// Capacity is the game day's platform: the most requests each instance
+// serves at once before it refuses more (system.Config.Limits). The plan
+// cannot change it: it is what the machines can do.
+var Capacity = map[string]int{"gateway": 30, "order": 40, "payment": 60, "courier": 60, "menu": 40, "auth": 60}
+
+// Normal are the faults always on: the platform's ordinary latencies
+// (payment 60-140 ms with a 1% tail of 700 ms, menus 20-50 ms,
+// estimates 10-30 ms, auth 2-6 ms).
+var Normal = []string{
+	"payment=latency,fixed=60ms,jitter=80ms,tail-p=0.01,tail-latency=700ms",
+	"menu-1=latency,fixed=20ms,jitter=30ms",
+	"menu-2=latency,fixed=20ms,jitter=30ms",
+	"menu-3=latency,fixed=20ms,jitter=30ms",
+	"courier=latency,fixed=10ms,jitter=20ms",
+	"auth=latency,fixed=2ms,jitter=4ms",
+}
+
+// Phase is a stretch of a stage's timeline.
+type Phase struct {
+	// Name identifies the phase in SLOs and on the score card ("down").
+	Name string
+	// For is how long it lasts.
+	For time.Duration
+	// Faults are rules in the -fault syntax (faults.Parse) set when the
+	// phase begins; they replace the rule on the same service and route.
+	Faults []string
+	// Clear are the targets ("payment:POST /charges") whose rules the
+	// phase removes when it begins; a cleared Normal rule comes back.
+	Clear []string
+}
+
+// Stage is one incident of the game day.
+type Stage struct {
+	// Step is the lab's README step that plays it.
+	Step int
+	// Name is its short name ("outage").
+	Name string
+	// Incident says in a sentence what happens.
+	Incident string
+	// Rate is the customers' requests per second; Mix their actions
+	// (nil: the normal mix).
+	Rate int
+	Mix  Mix
+	// Phases are played in order; the stage ends with the last.
+	Phases []Phase
+	// SLOs are the limits the stage is judged by.
+	SLOs []SLO
+	// Seeds are the seeds the stage is played with; it passes when every
+	// seed meets every SLO.
+	Seeds []int64
+	// Draw, when set, picks the phases from the seed (the combined
+	// stage), replacing Phases.
+	Draw func(seed int64) []Phase
+}
+
+// phases returns the stage's phases for seed.
+func (s Stage) phases(seed int64) []Phase {
+	if s.Draw != nil {
+		return s.Draw(seed)
+	}
+	return s.Phases
+}
+
+// Length is the stage's virtual duration for seed.
+func (s Stage) Length(seed int64) time.Duration {
+	var d time.Duration
+	for _, p := range s.phases(seed) {
+		d += p.For
+	}
+	return d
+}
+
+// Result is what one play of a stage counted.
+type Result struct {
+	Stage    string
+	Seed     int64
+	Requests []Request
+	// Phases are the phases played, with when each began and what the
+	// system had counted then; the last mark is the stage's end.
+	Phases []Phase
+	Marks  []Mark
+	// ChargedTwice is the number of orders payment charged more than once.
+	ChargedTwice int
+	// LetIn are the moments, since the stage began, at which the gateway
+	// let a request in although its auth check had failed.
+	LetIn []time.Duration
+}
+
+// Mark is what the system had counted at one moment.
+type Mark struct {
+	At        time.Duration
+	Charges   int64 // POST /charges requests payment received
+	MenuReads int64 // menu reads the gateway's hedging transport sent, hedges included
+	Hedges    int64 // hedges among them
+}
+
+// Play runs stage s with plan p and seed inside the caller's synctest
+// bubble: it builds the system from p (the reference solutions at every
+// point p turns on), sets the Normal faults, places a few orders for the
+// trackers, then plays the phases with the customers and returns what
+// was counted. The system is closed before it returns. An error means the
+// plan or the stage cannot run (a plan that Check refuses, a bad fault).
+func Play(p plan.Plan, s Stage, seed int64) (Result, error) {
+	if err := p.Check(); err != nil {
+		return Result{}, err
+	}
+	w := compose.Wire(compose.FromPlan(p, false), compose.Settings{Seed: seed, Plan: p, Logger: slog.New(slog.DiscardHandler)})
+	for name, limit := range Capacity {
+		w.Cfg.Limits[name] = limit
+	}
+	letIn := watchAuth(&w.Cfg)
+	sys, err := system.Start(w.Cfg)
+	if err != nil {
+		return Result{}, fmt.Errorf("starting the system: %w", err)
+	}
+	defer sys.Close()
+	set := func(specs []string) error {
+		for _, spec := range specs {
+			r, err := faults.Parse(spec)
+			if err != nil {
+				return err
+			}
+			if err := sys.Faults.Set(r.Service, r.Route, r.Fault); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := set(Normal); err != nil {
+		return Result{}, err
+	}
+
+	c := &customers{sys: sys, seed: seed}
+	// Orders to track, placed while all is well.
+	for i := range 3 {
+		id, err := placeOne(sys, i)
+		if err != nil {
+			return Result{}, fmt.Errorf("placing the orders to track before the stage: %w", err)
+		}
+		c.orders = append(c.orders, id)
+	}
+	charged := sys.Ledger.OrdersChargedMoreThanOnce()
+
+	phases := s.phases(seed)
+	res := Result{Stage: s.Name, Seed: seed, Phases: phases}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	mix := s.Mix
+	if mix == nil {
+		mix = normalMix
+	}
+	c.start = time.Now()
+	letIn.start = c.start
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.run(ctx, s.Rate, mix, s.Length(seed), &wg)
+	}()
+	var at time.Duration
+	for _, ph := range phases {
+		time.Sleep(time.Until(c.start.Add(at)))
+		for _, target := range ph.Clear {
+			service, route, _ := cutTarget(target)
+			sys.Faults.Clear(service, route)
+			if slices.ContainsFunc(Normal, func(n string) bool { return hasTarget(n, target) }) {
+				if err := set(normalFor(target)); err != nil {
+					return Result{}, err
+				}
+			}
+		}
+		if err := set(ph.Faults); err != nil {
+			return Result{}, err
+		}
+		res.Marks = append(res.Marks, mark(sys, w, at))
+		at += ph.For
+	}
+	time.Sleep(time.Until(c.start.Add(at)))
+	res.Marks = append(res.Marks, mark(sys, w, at))
+	// Requests still unanswered at the end are cut short and not counted:
+	// give the last ones the customers' patience to finish.
+	time.Sleep(Patience)
+	cancel()
+	wg.Wait()
+	res.Requests = c.requests
+	res.ChargedTwice = sys.Ledger.OrdersChargedMoreThanOnce() - charged
+	res.LetIn = letIn.times()
+	return res, nil
+}
+
+func mark(sys *system.System, w *compose.Wiring, at time.Duration) Mark {
+	edge := w.Metrics.Edge("gateway", "menu")
+	return Mark{At: at, Charges: sys.Metrics.Route("payment", "POST /charges").Received.Load(), MenuReads: edge.Attempts.Load(), Hedges: edge.Hedges.Load()}
+}
+
+// placeOne places order i as alice before the stage.
+func placeOne(sys *system.System, i int) (string, error) {
+	rest := catalog[i%len(catalog)]
+	resp, _, err := sys.GraphQL(context.Background(), system.SampleToken,
+		`mutation Checkout($in: PlaceOrderInput!) { placeOrder(input: $in) { id status } }`,
+		map[string]any{"in": map[string]any{"restaurantId": rest.id, "card": "tok_visa",
+			"items": []any{map[string]any{"dishId": rest.dishes[0], "quantity": 1}}}})
+	if err != nil {
+		return "", err
+	}
+	if len(resp.Errors) > 0 {
+		return "", fmt.Errorf("%s", resp.Errors[0].Message)
+	}
+	var data struct{ PlaceOrder struct{ ID string } }
+	if err := resp.Decode(&data); err != nil {
+		return "", err
+	}
+	return data.PlaceOrder.ID, nil
+}
+
+// cutTarget splits "service:route" ("payment:POST /charges").
+func cutTarget(target string) (service, route string, ok bool) {
+	for i := range target {
+		if target[i] == ':' {
+			return target[:i], target[i+1:], true
+		}
+	}
+	return target, "", false
+}
+
+// hasTarget reports whether spec's rule is on target.
+func hasTarget(spec, target string) bool {
+	r, err := faults.Parse(spec)
+	if err != nil {
+		return false
+	}
+	service, route, _ := cutTarget(target)
+	return r.Service == service && r.Route == route
+}
+
+// normalFor returns the Normal rules on target.
+func normalFor(target string) []string {
+	var out []string
+	for _, n := range Normal {
+		if hasTarget(n, target) {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,187 @@
+package gameday
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gophereats/resilience/fooddelivery"
+)
+
+// The loads of the game day, in customers' requests per second.
+const (
+	NormalRate = 15
+	RushRate   = 45
+)
+
+// Stages are the game day's incidents, in the order lab 10's README gives
+// them, each with its SLOs. Their seeds are not the README's examples'
+// (ExampleSeed).
+var Stages = []Stage{
+	{
+		Step: 1, Name: "rush", Incident: "no fault at all, at three times the normal load",
+		Rate: RushRate, Seeds: []int64{11, 12, 13},
+		Phases: []Phase{{Name: "rush", For: 10 * time.Second}},
+		SLOs: []SLO{
+			{Measure: BrowseAvailability, Limit: 0.999},
+			{Measure: CheckoutAvailability, Limit: 0.99},
+			{Measure: FallbackShare, Limit: 0.01},
+			{Measure: CheckoutP99, Limit: 1.5},
+		},
+	},
+	{
+		Step: 2, Name: "hang", Incident: "payment stops answering for 12 s, during a rush of checkouts",
+		Rate: RushRate, Seeds: []int64{21, 22, 23}, Mix: checkoutRush,
+		Phases: []Phase{
+			{Name: "before", For: 2 * time.Second},
+			{Name: "hang", For: 10 * time.Second, Faults: []string{"payment:POST /charges=hang,max=60s"}},
+			{Name: "after", For: 6 * time.Second, Clear: []string{"payment:POST /charges"}},
+		},
+		SLOs: []SLO{
+			{Measure: BrowseAvailability, Phase: "hang", Limit: 0.99},
+			{Measure: CheckoutP99, Phase: "hang", Limit: 2.5},
+			{Measure: Recovery, Phase: "after", Limit: 5},
+		},
+	},
+	{
+		Step: 3, Name: "outage", Incident: "payment answers 500 to 5% of charges, then 503 to every charge for 15 s, then recovers",
+		Rate: NormalRate, Seeds: []int64{31, 32, 33}, Mix: checkouts,
+		Phases: []Phase{
+			{Name: "flaky", For: 15 * time.Second, Faults: []string{"payment:POST /charges=error,status=500,p=0.05,fixed=60ms,jitter=80ms"}},
+			{Name: "down", For: 15 * time.Second, Faults: []string{"payment:POST /charges=error,status=503,fixed=60ms,jitter=80ms"}},
+			{Name: "recovered", For: 12 * time.Second, Clear: []string{"payment:POST /charges"}},
+		},
+		SLOs: []SLO{
+			{Measure: CheckoutAvailability, Phase: "flaky", Limit: 0.9},
+			{Measure: CallsPerCheckout, Phase: "down", Limit: 0.5},
+			{Measure: CheckoutP99, Phase: "down", Limit: 1.0},
+			{Measure: Recovery, Phase: "recovered", Limit: 8},
+		},
+	},
+	{
+		Step: 4, Name: "lost-responses", Incident: "payment charges the card, then loses 30% of its answers",
+		Rate: NormalRate, Seeds: []int64{41, 42, 43}, Mix: checkouts,
+		Phases: []Phase{
+			{Name: "lossy", For: 20 * time.Second, Faults: []string{"payment:POST /charges=lose,p=0.3,fixed=60ms,jitter=80ms"}},
+		},
+		SLOs: []SLO{
+			{Measure: DoubleCharges, Limit: 0},
+			{Measure: CheckoutAvailability, Limit: 0.95},
+		},
+	},
+	{
+		Step: 5, Name: "slow-replica", Incident: "menu-2 stalls for 1 s on 8% of its reads",
+		Rate: 25, Seeds: []int64{51, 52, 53}, Mix: browsing,
+		Phases: []Phase{
+			{Name: "warm", For: 5 * time.Second},
+			{Name: "stalls", For: 15 * time.Second, Faults: []string{"menu-2=tail,p=0.08,latency=1s,fixed=20ms,jitter=30ms"}},
+		},
+		SLOs: []SLO{
+			{Measure: BrowseP99, Phase: "stalls", Limit: 0.3},
+			{Measure: FallbackShare, Phase: "stalls", Limit: 0.01},
+		},
+	},
+	{
+		Step: 6, Name: "all-replicas-slow", Incident: "every menu replica answers in 100-200 ms",
+		Rate: 25, Seeds: []int64{61, 62, 63}, Mix: browsing,
+		Phases: []Phase{
+			{Name: "warm", For: 5 * time.Second},
+			{Name: "slow", For: 15 * time.Second, Faults: []string{
+				"menu-1=latency,fixed=100ms,jitter=100ms", "menu-2=latency,fixed=100ms,jitter=100ms", "menu-3=latency,fixed=100ms,jitter=100ms"}},
+		},
+		SLOs: []SLO{
+			{Measure: ExtraMenuReads, Phase: "slow", Limit: 0.15},
+			{Measure: BrowseAvailability, Phase: "slow", Limit: 0.99},
+			{Measure: FallbackShare, Phase: "slow", Limit: 0.02},
+		},
+	},
+	{
+		Step: 7, Name: "auth-down", Incident: "the auth service fails every check for 12 s",
+		Rate: NormalRate, Seeds: []int64{71, 72, 73},
+		Phases: []Phase{
+			{Name: "before", For: 3 * time.Second},
+			{Name: "down", For: 12 * time.Second, Faults: []string{"auth=error,status=503"}},
+			{Name: "after", For: 5 * time.Second, Clear: []string{"auth"}},
+		},
+		SLOs: []SLO{
+			{Measure: LetInWithoutAuth, Phase: "down", Limit: 0},
+			{Measure: BrowseAvailability, Phase: "down", Limit: 0.99},
+			{Measure: CheckoutAvailability, Phase: "after", Limit: 0.95},
+		},
+	},
+	{
+		Step: 8, Name: "everything", Incident: "three incidents at once, drawn from the seed",
+		Rate: 25, Seeds: []int64{81, 82, 83},
+		Draw: combined,
+		SLOs: []SLO{
+			{Measure: BrowseAvailability, Phase: "incidents", Limit: 0.98},
+			{Measure: DoubleCharges, Limit: 0},
+			{Measure: LetInWithoutAuth, Limit: 0},
+			{Measure: CheckoutP99, Phase: "incidents", Limit: 2.5},
+			{Measure: Recovery, Phase: "after", Limit: 8},
+		},
+	},
+}
+
+// Mixes of the stages besides the normal one.
+var (
+	checkoutRush = Mix{ActionRestaurants: 5, ActionMenu: 15, ActionHome: 2, ActionCheckout: 75, ActionTrack: 3}
+	checkouts    = Mix{ActionRestaurants: 10, ActionMenu: 30, ActionHome: 3, ActionCheckout: 52, ActionTrack: 5}
+	browsing     = Mix{ActionRestaurants: 15, ActionMenu: 70, ActionHome: 10, ActionCheckout: 5}
+)
+
+// incidents are what the combined stage draws from: each a set of rules
+// on distinct targets.
+var incidents = [][]string{
+	{"payment:POST /charges=hang,max=60s"},
+	{"payment:POST /charges=error,status=503"},
+	{"payment:POST /charges=lose,p=0.3,fixed=40ms,jitter=40ms"},
+	{"menu-2=tail,p=0.08,latency=1s,fixed=20ms,jitter=30ms"},
+	{"courier=error,status=503,p=0.5"},
+	{"auth=error,status=503,p=0.5"},
+}
+
+// combined draws three incidents of different kinds for seed: at most one
+// on payment, played together for 20 s after 5 healthy seconds, then 10
+// s of recovery.
+func combined(seed int64) []Phase {
+	var picked []string
+	usedPayment := false
+	for k := 0; len(picked) < 3 && k < 100; k++ {
+		i := int(fooddelivery.Draw(seed, "gameday-incident", k) * float64(len(incidents)))
+		spec := incidents[i][0]
+		payment := i < 3
+		if (payment && usedPayment) || contains(picked, spec) {
+			continue
+		}
+		usedPayment = usedPayment || payment
+		picked = append(picked, spec)
+	}
+	var clear []string
+	for _, spec := range picked {
+		clear = append(clear, target(spec))
+	}
+	return []Phase{
+		{Name: "before", For: 3 * time.Second},
+		{Name: "incidents", For: 15 * time.Second, Faults: picked},
+		{Name: "after", For: 10 * time.Second, Clear: clear},
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// target is the "service[:route]" of a rule in the -fault syntax.
+func target(spec string) string {
+	for i := range spec {
+		if spec[i] == '=' {
+			return spec[:i]
+		}
+	}
+	panic(fmt.Sprintf("gameday: %q is not a fault rule", spec))
+}
