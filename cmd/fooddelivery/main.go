@@ -36,8 +36,8 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/loadgen"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
-	"github.com/gophereats/resilience/fooddelivery/scenario"
 	gameplan "github.com/gophereats/resilience/fooddelivery/plan"
+	"github.com/gophereats/resilience/fooddelivery/scenario"
 	"github.com/gophereats/resilience/fooddelivery/system"
 	"github.com/gophereats/resilience/internal/compose"
 )
@@ -141,8 +141,8 @@ type options struct {
 	// settings; with one, plan holds the labs it turns on.
 	game     string
 	gamePlan gameplan.Plan
-	load       int
-	scenario   string
+	load     int
+	scenario string
 }
 
 // faultSpecs collects the repeatable -fault flag. The specs are parsed after
@@ -250,8 +250,11 @@ func parseFlags(args []string) (options, error) {
 	}
 	opts.plan = p
 	if opts.game != "" {
-		if len(labs) > 0 {
-			return options{}, usagef("-plan %s and -lab %s: a plan says what runs at every lab's integration point; give one of the two", opts.game, labs.String())
+		for _, v := range labs {
+			if !strings.HasSuffix(v, "=learner") {
+				return options{}, usagef("-plan %s and -lab %s: a plan says what runs at every lab's integration point; give one of the two "+
+					"(-lab NN=learner may stay: a plan runs the learner code that is built in)", opts.game, v)
+			}
 		}
 		gp, err := lookupPlan(opts.game)
 		if err != nil {

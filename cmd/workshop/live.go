@@ -88,7 +88,7 @@ func (ws *workspace) live(ctx context.Context, args []string) error {
 	}
 	labFlags := []string{}
 	for _, l := range labs {
-		labFlags = append(labFlags, "-lab", l.Num()+"=learner")
+		labFlags = append(labFlags, learnerFlag(l)...)
 	}
 	if len(labs) == 0 {
 		started, err := ws.startedLabs(ctx, all)
@@ -104,7 +104,7 @@ func (ws *workspace) live(ctx context.Context, args []string) error {
 		// Every started lab runs as learner; where two of them meet at one
 		// place, the running system composes them and its banner says how.
 		for _, l := range labs {
-			labFlags = append(labFlags, "-lab", l.Num()+"=learner")
+			labFlags = append(labFlags, learnerFlag(l)...)
 		}
 	}
 
@@ -296,4 +296,14 @@ func exitStatus(err error) error {
 		return errFailed // killed by a signal
 	}
 	return err
+}
+
+// learnerFlag is what tells the running system to use lab l's learner
+// code: -lab NN=learner, or for lab 10, the game day, -plan learner (your
+// plan, with the learner code of the other labs live built in).
+func learnerFlag(l lab) []string {
+	if l.Num() == "10" {
+		return []string{"-plan", "learner"}
+	}
+	return []string{"-lab", l.Num() + "=learner"}
 }

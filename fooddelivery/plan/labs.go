@@ -33,7 +33,7 @@ func Labs(fast bool) Plan {
 			Hop:       50 * time.Millisecond,  // lab 02: one network hop
 		},
 		Gateway: Gateway{
-			Limit:         30, // lab 06: the dinner rush's gateway
+			Limit:         30,                                               // lab 06: the dinner rush's gateway
 			Compartments:  &Compartments{Orders: 10, Menu: 10, Courier: 10}, // lab 06, no wait
 			OrdersBreaker: &ordersBreaker,
 			Fallbacks:     true, // lab 07

@@ -1,0 +1,55 @@
+package gameday
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gophereats/resilience/fooddelivery/plan"
+	reference "github.com/gophereats/resilience/solutions/10-game-day"
+)
+
+// TestReadmeStatesEveryStagesSLOs keeps lab 10's README and the stages'
+// limits the same numbers: each step's section names its stage and lists
+// every SLO of it as the score card writes it.
+func TestReadmeStatesEveryStagesSLOs(t *testing.T) {
+	data, err := os.ReadFile("../../labs/10-game-day/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	for _, s := range Stages {
+		heading := "### Step " + string(rune('0'+s.Step)) + ":"
+		i := strings.Index(readme, heading)
+		if i < 0 {
+			t.Errorf("labs/10-game-day/README.md has no %q heading for stage %q", heading, s.Name)
+			continue
+		}
+		section := readme[i+len(heading):]
+		if j := strings.Index(section, "\n### "); j >= 0 {
+			section = section[:j]
+		}
+		for _, o := range s.SLOs {
+			if !strings.Contains(section, o.String()) {
+				t.Errorf("labs/10-game-day/README.md, step %d (%s): the SLO %q is not stated as the tests hold it", s.Step, s.Name, o.String())
+			}
+		}
+	}
+}
+
+// TestReferencePlanRunsAndExtremesAreRefused checks the plans the lab
+// names: the reference passes plan.Check, and Check names the field of a
+// setting the system cannot run.
+func TestReferencePlanRunsAndExtremesAreRefused(t *testing.T) {
+	if err := reference.Plan().Check(); err != nil {
+		t.Fatalf("the reference plan does not run: %v", err)
+	}
+	bad := reference.Plan()
+	bad.Gateway.Hedge.Percentile = 1.5
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "Gateway.Hedge.Percentile") {
+		t.Errorf("a hedge percentile of 1.5 gave %v; want an error naming Gateway.Hedge.Percentile", err)
+	}
+	if err := (plan.Plan{}).Check(); err != nil {
+		t.Errorf("the zero plan (the system as it is) must run: %v", err)
+	}
+}
