@@ -29,7 +29,7 @@ var Stages = []Stage{
 		},
 	},
 	{
-		Step: 2, Name: "hang", Incident: "payment stops answering for 12 s, during a rush of checkouts",
+		Step: 2, Name: "hang", Incident: "payment stops answering for 10 s, during a rush of checkouts",
 		Rate: RushRate, Seeds: []int64{21, 22, 23}, Mix: checkoutRush,
 		Phases: []Phase{
 			{Name: "before", For: 2 * time.Second},
