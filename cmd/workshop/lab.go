@@ -30,6 +30,7 @@ var knownLabs = []string{
 	"07-fallback",
 	"08-idempotency",
 	"09-hedging",
+	"10-game-day",
 }
 
 // labDirName matches a lab directory name and captures its number.
