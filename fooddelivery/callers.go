@@ -75,7 +75,11 @@ func (c *Callers) Track(base http.RoundTripper) http.RoundTripper {
 		stop := context.AfterFunc(r.Context(), func() { c.GaveUp(id, time.Now()) })
 		resp, err := base.RoundTrip(r)
 		if err != nil {
-			stop()
+			// The context's end may wake base before it starts the
+			// AfterFunc; if stop wins that race, record the moment here.
+			if stop() && r.Context().Err() != nil {
+				c.GaveUp(id, time.Now())
+			}
 			return nil, err
 		}
 		resp.Body = &stopOnClose{ReadCloser: resp.Body, stop: stop}

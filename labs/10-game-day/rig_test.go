@@ -42,7 +42,7 @@ func playStage(t *testing.T, step int) {
 		t.Fatalf("step %d: your Plan cannot run: %v", step, err)
 	}
 	for _, seed := range s.Seeds {
-		r, ok := play(t, p, s, seed)
+		r, ok := play(t, step, "your plan", p, s, seed)
 		if !ok {
 			continue
 		}
@@ -59,15 +59,16 @@ func playStage(t *testing.T, step int) {
 	}
 }
 
-// play plays stage s with p and seed in a synctest bubble; ok is false
+// play plays stage s with p (whose is "your plan" or another plan's
+// name) and seed in a synctest bubble, for the test of step; ok is false
 // when the play could not run (t has failed with why).
-func play(t *testing.T, p plan.Plan, s gameday.Stage, seed int64) (r gameday.Result, ok bool) {
+func play(t *testing.T, step int, whose string, p plan.Plan, s gameday.Stage, seed int64) (r gameday.Result, ok bool) {
 	t.Helper()
 	// One P: the race detector of Go 1.26 crashes when two threads run
 	// timers of one bubble at once; with one P they never do.
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	labtest.Run(t, labtest.Options{
-		Step:     s.Step,
+		Step:     step,
 		Watchdog: s.Length(seed) + 2*time.Minute,
 		Stuck:    "the stage's customers or the system were still busy long after the stage's end",
 		Leak:     "a request of the customers or of the system outlived the stage",
@@ -75,7 +76,7 @@ func play(t *testing.T, p plan.Plan, s gameday.Stage, seed int64) (r gameday.Res
 		var err error
 		r, err = gameday.Play(p, s, seed)
 		if err != nil {
-			t.Errorf("step %d, stage %q, seed %d: the stage could not run with your plan: %v", s.Step, s.Name, seed, err)
+			t.Errorf("step %d, stage %q, seed %d: the stage could not run with %s: %v", step, s.Name, seed, whose, err)
 			return
 		}
 		ok = true

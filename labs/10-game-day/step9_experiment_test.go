@@ -18,10 +18,14 @@ import (
 func TestStep9Experiment(t *testing.T) {
 	plans := []gameday.Entry{{Name: "starter", Plan: starterPlan()}, {Name: "yours", Plan: Plan()}, {Name: "reference", Plan: reference.Plan()}}
 	card := gameday.Card{Seed: gameday.ExampleSeed}
-	for _, e := range plans {
+	for i, e := range plans {
+		whose := "your plan"
+		if i != 1 {
+			whose = "the " + e.Name + "'s plan"
+		}
 		var results []gameday.Result
 		for _, s := range gameday.Stages {
-			r, ok := play(t, e.Plan, s, gameday.ExampleSeed)
+			r, ok := play(t, 9, whose, e.Plan, s, gameday.ExampleSeed)
 			if !ok {
 				return
 			}
