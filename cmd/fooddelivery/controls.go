@@ -14,6 +14,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/scenario"
 	"github.com/gophereats/resilience/fooddelivery/system"
 	"github.com/gophereats/resilience/fooddelivery/telemetry"
+	"github.com/gophereats/resilience/internal/gameday"
 )
 
 // controls are what runs beside a started system: simulated customers,
@@ -43,6 +44,9 @@ type controlOptions struct {
 	addr string
 	// labs says what runs at each lab, for the dashboard (plan.labLines).
 	labs []string
+	// live, when not nil, is the live game day (-plan): the customers
+	// wait gameday.Patience and report to it, and its scenario is known.
+	live *gameday.Live
 }
 
 // startControls starts the controls of sys with faults given at start
@@ -50,7 +54,13 @@ type controlOptions struct {
 // lab 07's game-day switch gameDay (nil for none). Call stop when done,
 // before sys.Close.
 func startControls(sys *system.System, o controlOptions, rules []faults.Rule, gameDay *fooddelivery.GameDay) (*controls, error) {
-	gen, err := loadgen.New(loadgen.Config{URL: sys.GatewayURL(), Client: o.client, Seed: o.seed, Rate: o.load})
+	cfg := loadgen.Config{URL: sys.GatewayURL(), Client: o.client, Seed: o.seed, Rate: o.load}
+	scenarios := scenario.Builtin()
+	if o.live != nil {
+		cfg.Timeout, cfg.Observe = gameday.Patience, o.live.Observe
+		scenarios = append(scenarios, o.live.Scenario())
+	}
+	gen, err := loadgen.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("-load: %w", err)
 	}
@@ -65,7 +75,7 @@ func startControls(sys *system.System, o controlOptions, rules []faults.Rule, ga
 	if scale == 0 {
 		scale = 1
 	}
-	if c.runner, err = scenario.NewRunner(c.ctl, scale); err != nil {
+	if c.runner, err = scenario.NewRunner(c.ctl, scale, scenarios...); err != nil {
 		return nil, fmt.Errorf("scenarios: %w", err)
 	}
 	if o.addr != "" {

@@ -40,6 +40,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/scenario"
 	"github.com/gophereats/resilience/fooddelivery/system"
 	"github.com/gophereats/resilience/internal/compose"
+	"github.com/gophereats/resilience/internal/gameday"
 )
 
 const usage = `usage: go run ./cmd/fooddelivery [flags]
@@ -79,9 +80,11 @@ Flags:
                     home page, checking out, reviewing and looking up orders; each customer's
                     choices follow from -seed (default 0: none until set over the admin API)
   -scenario name    play a scripted incident at start: %s
-                    (GET /admin/scenarios describes them)
+                    (GET /admin/scenarios describes them; game-day needs -plan)
   -plan name        run a game-day plan (lab 10) instead of -lab: %s;
-                    learner is your labs/10-game-day plan, which go run ./cmd/workshop live 10 builds in
+                    learner is your labs/10-game-day plan, which go run ./cmd/workshop live 10 builds in;
+                    the platform then has the game day's fixed capacity, and -scenario game-day plays
+                    its stages one after another, the dashboard filling its score card
 
 While it runs, the gateway's address also serves the JSON admin API under /admin/
 (faults, load, scenarios, lab 07's game day, the change log; GET /admin/ lists the
@@ -95,6 +98,7 @@ Examples:
   go run ./cmd/fooddelivery -fault payment=hang -lab 01=solution
   go run ./cmd/fooddelivery -lab all=solution -lab 05=naive -fast
   go run ./cmd/workshop live 05 -fault "payment=error,status=503"
+  go run ./cmd/fooddelivery -plan reference -scenario game-day
 `
 
 func main() {
@@ -178,6 +182,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	w.Cfg.Network = memnet.NewLoopback()
 	w.Cfg.GatewayAddr = opts.addr
 	w.Cfg.Limits["order"] = opts.orderLimit
+	var live *gameday.Live
+	if opts.game != "" {
+		live = gameday.PrepareLive(&w.Cfg) // the game day's capacity, and its auth watch
+	}
 	sys, err := system.Start(w.Cfg)
 	if err != nil {
 		return fmt.Errorf("starting the system: %w (is another copy running? pick a port with -addr)", err)
@@ -186,8 +194,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if opts.fast {
 		scale = 0.1
 	}
+	if live != nil {
+		live.Attach(sys, w)
+	}
 	c, err := startControls(sys, controlOptions{seed: opts.seed, load: opts.load, scenario: opts.scenario, scale: scale,
-		addr: sys.Network.TCPAddr("gateway"), labs: opts.plan.labLines()}, opts.faults, w.GameDay)
+		addr: sys.Network.TCPAddr("gateway"), labs: opts.plan.labLines(), live: live}, opts.faults, w.GameDay)
 	if err != nil {
 		sys.Close()
 		if errors.Is(err, faults.ErrUnknownTarget) {
@@ -243,6 +254,18 @@ func parseFlags(args []string) (options, error) {
 	}
 	if opts.scenario != "" && !slices.Contains(scenarioNames(), opts.scenario) {
 		return options{}, usagef("-scenario %s: no such scenario; the scenarios are %s", fooddelivery.Quote(opts.scenario), strings.Join(scenarioNames(), ", "))
+	}
+	if opts.scenario == gameday.LiveName && opts.game == "" {
+		return options{}, usagef("-scenario %s plays lab 10's game day, which needs a plan: add -plan reference, or run your plan with go run ./cmd/workshop live 10 -scenario %s",
+			gameday.LiveName, gameday.LiveName)
+	}
+	if opts.game != "" {
+		set := false
+		fs.Visit(func(f *flag.Flag) { set = set || f.Name == "order-limit" })
+		if set {
+			return options{}, usagef("-plan %s and -order-limit: a game-day plan runs on the game day's platform, whose capacity is fixed (the order service serves %d requests at once)",
+				opts.game, gameday.Capacity["order"])
+		}
 	}
 	p, err := resolve(labs, compose.HaveLearner)
 	if err != nil {
@@ -412,5 +435,6 @@ func scenarioNames() []string {
 	for _, sc := range scenario.Builtin() {
 		names = append(names, sc.Name)
 	}
+	names = append(names, gameday.LiveName)
 	return names
 }

@@ -323,6 +323,10 @@ func TestRunPlanFlagRunsAGameDayPlan(t *testing.T) {
 			[]string{"-plan learner", "labs/10-game-day", "go run ./cmd/workshop live 10"}},
 		{"a plan with -lab", []string{"-plan", "reference", "-lab", "05=solution"},
 			[]string{"-plan reference and -lab 05=solution", "give one of the two"}},
+		{"the live game day without a plan", []string{"-scenario", "game-day"},
+			[]string{"-scenario game-day", "needs a plan", "-plan reference", "workshop live 10 -scenario game-day"}},
+		{"a plan with -order-limit", []string{"-plan", "reference", "-order-limit", "100"},
+			[]string{"-plan reference and -order-limit", "capacity is fixed", "40"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,13 +7,13 @@ import (
 	"github.com/gophereats/resilience/fooddelivery"
 	gameplan "github.com/gophereats/resilience/fooddelivery/plan"
 	"github.com/gophereats/resilience/internal/compose"
-	gameday "github.com/gophereats/resilience/solutions/10-game-day"
+	lab10 "github.com/gophereats/resilience/solutions/10-game-day"
 )
 
 // plans are the game-day plans -plan may name: lab 10's reference, and
 // the learner's labs/10-game-day plan when learner10.go is built in.
 var plans = map[string]func() gameplan.Plan{
-	"reference": gameday.Plan,
+	"reference": lab10.Plan,
 }
 
 // planNames lists the names -plan takes, sorted.

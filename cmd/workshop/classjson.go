@@ -39,6 +39,10 @@ import (
 //   - commit: the repository's HEAD commit (git rev-parse HEAD); omitted
 //     without git or outside a git checkout.
 //   - ran_at: when the run started, RFC 3339 in UTC ("2026-05-04T09:12:33Z").
+//   - scores: by lab directory name, the score its experiment printed on
+//     its score card (lab 10, the game day): yours, starter and
+//     reference, each 0-100, and the seed they were played on; omitted
+//     when no lab printed one (see gameScore).
 //
 // Example (one lab shown; a real file has every lab present in labs/):
 //
@@ -77,9 +81,10 @@ type classResults struct {
 	Tests   []classTest `json:"tests"`
 
 	// Extensions.
-	Learner string `json:"learner,omitempty"`
-	Commit  string `json:"commit,omitempty"`
-	RanAt   string `json:"ran_at,omitempty"`
+	Learner string               `json:"learner,omitempty"`
+	Commit  string               `json:"commit,omitempty"`
+	RanAt   string               `json:"ran_at,omitempty"`
+	Scores  map[string]gameScore `json:"scores,omitempty"`
 }
 
 // classTest is one lab step in classResults.
@@ -232,6 +237,12 @@ func (ws *workspace) classResultsOf(outcomes []labOutcome, times eventTimes) cla
 		if o.compileErrs != nil {
 			compileMsg = strings.Join(firstLines(o.compileErrs, 8), "\n")
 			broken = append(broken, fmt.Sprintf("lab %s does not compile:\n%s", info.Name, compileMsg))
+		}
+		if sc, ok := o.score(); ok {
+			if r.Scores == nil {
+				r.Scores = map[string]gameScore{}
+			}
+			r.Scores[info.Name] = sc
 		}
 		for _, s := range o.steps {
 			t := classTest{

@@ -31,7 +31,9 @@ import (
 // per lab ("3/4": steps passed / steps; "build error": every step of the lab
 // is "error", i.e. it does not compile; "-": the file has no step of that
 // lab), the total over the labs in that file (a lab that does not compile
-// counts its steps as not passed) and the file's ran_at; a last row counts,
+// counts its steps as not passed) and the file's ran_at; when a file has a
+// lab's score (classResults.Scores: lab 10's score card), a column "10
+// score" follows the labs, "-" for a file without one; a last row counts,
 // per lab, the learners who passed every step. -csv writes the same rows,
 // with a header, as CSV; its cells say "3 of 4", not "3/4", which
 // spreadsheets would read as a date.
@@ -154,6 +156,7 @@ type learnerRow struct {
 	name    string // the row's name in the table (learner, made unique)
 	ranAt   string
 	labs    map[int]*labCell // by task_id
+	scores  map[int]int      // by task_id: the score a lab's experiment printed (yours, 0-100)
 }
 
 // labCell is one learner's steps of one lab.
@@ -200,7 +203,20 @@ func readLearnerRow(file string) (*learnerRow, error) {
 		}
 		ranAt = at.UTC().Format(time.RFC3339)
 	}
-	row := &learnerRow{file: file, learner: cleanCell(r.Learner), ranAt: ranAt, labs: map[int]*labCell{}}
+	row := &learnerRow{file: file, learner: cleanCell(r.Learner), ranAt: ranAt, labs: map[int]*labCell{}, scores: map[int]int{}}
+	for lab, sc := range r.Scores {
+		m := labDirName.FindStringSubmatch(lab)
+		if m == nil {
+			return nil, fmt.Errorf("%s: scores: %q is not a lab's directory name (like 10-game-day)", file, cleanCell(lab))
+		}
+		for _, v := range []int{sc.Yours, sc.Starter, sc.Reference} {
+			if v < 0 || v > 100 {
+				return nil, fmt.Errorf("%s: scores: %s holds %d, not a score from 0 to 100", file, lab, v)
+			}
+		}
+		id, _ := strconv.Atoi(m[1])
+		row.scores[id] = sc.Yours
+	}
 	if row.learner == "" {
 		row.learner = cleanCell(strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)))
 	}
@@ -329,9 +345,10 @@ func nameRows(rows []*learnerRow) (dups []string) {
 
 // classTable is the learners x labs table.
 type classTable struct {
-	rows  []*learnerRow
-	tasks []int          // the task_ids of every file, sorted
-	labs  map[int]string // task_id -> lab directory name, if a file said it
+	rows   []*learnerRow
+	tasks  []int          // the task_ids of every file, sorted
+	labs   map[int]string // task_id -> lab directory name, if a file said it
+	scored []int          // the task_ids some file has a score for, sorted
 }
 
 func newClassTable(rows []*learnerRow) *classTable {
@@ -348,7 +365,41 @@ func newClassTable(rows []*learnerRow) *classTable {
 		}
 	}
 	sort.Ints(t.tasks)
+	seen := map[int]bool{}
+	for _, r := range rows {
+		for id := range r.scores {
+			if !seen[id] {
+				seen[id] = true
+				t.scored = append(t.scored, id)
+			}
+		}
+	}
+	sort.Ints(t.scored)
 	return t
+}
+
+// scoreCells returns a row's cells of the score columns: the score, or
+// "-" when the file has none for that lab.
+func (t *classTable) scoreCells(r *learnerRow) []string {
+	var cells []string
+	for _, id := range t.scored {
+		if v, ok := r.scores[id]; ok {
+			cells = append(cells, strconv.Itoa(v))
+		} else {
+			cells = append(cells, "-")
+		}
+	}
+	return cells
+}
+
+// scoreHeaders returns the score columns' headers: "10 score" in the
+// table, "10-game-day score" in the CSV.
+func (t *classTable) scoreHeaders(long bool) []string {
+	var head []string
+	for _, id := range t.scored {
+		head = append(head, t.header(id, long)+" score")
+	}
+	return head
 }
 
 // header returns a lab's column header: its number, two digits, in the
@@ -376,6 +427,7 @@ func (t *classTable) print(w io.Writer) error {
 	for _, id := range t.tasks {
 		head = append(head, t.header(id, false))
 	}
+	head = append(head, t.scoreHeaders(false)...)
 	line(append(head, "total", "ran at (UTC)"))
 	for _, r := range t.rows {
 		cells := []string{r.name}
@@ -386,6 +438,7 @@ func (t *classTable) print(w io.Writer) error {
 				cells = append(cells, "-")
 			}
 		}
+		cells = append(cells, t.scoreCells(r)...)
 		passed, steps := r.total()
 		line(append(cells, fmt.Sprintf("%d/%d", passed, steps), r.ranAt))
 	}
@@ -402,6 +455,9 @@ func (t *classTable) print(w io.Writer) error {
 		}
 		done = append(done, fmt.Sprintf("%d/%d", n, of))
 	}
+	for range t.scored {
+		done = append(done, "")
+	}
 	line(append(done, "", ""))
 	if err := tw.Flush(); err != nil {
 		return err
@@ -415,6 +471,9 @@ func (t *classTable) print(w io.Writer) error {
 	if len(legend) > 0 {
 		fmt.Fprintf(w, "\nLabs: %s. A cell is steps passed/steps; finished counts the learners who passed every step of the lab.\n", strings.Join(legend, ", "))
 	}
+	if len(t.scored) > 0 {
+		fmt.Fprintln(w, "A score is the learner's plan's score of 100 on the lab's score card (its experiment's last line).")
+	}
 	return nil
 }
 
@@ -426,6 +485,9 @@ func (t *classTable) writeCSV(w io.Writer) error {
 	for _, id := range t.tasks {
 		head = append(head, csvSafe(t.header(id, true)))
 	}
+	for _, h := range t.scoreHeaders(true) {
+		head = append(head, csvSafe(h))
+	}
 	if err := cw.Write(append(head, "total", "ran_at")); err != nil {
 		return err
 	}
@@ -434,6 +496,7 @@ func (t *classTable) writeCSV(w io.Writer) error {
 		for _, id := range t.tasks {
 			rec = append(rec, r.labs[id].text(" of "))
 		}
+		rec = append(rec, t.scoreCells(r)...)
 		passed, steps := r.total()
 		if err := cw.Write(append(rec, fmt.Sprintf("%d of %d", passed, steps), r.ranAt)); err != nil {
 			return err

@@ -167,6 +167,7 @@ func printLabSummary(w io.Writer, o labOutcome, note string) {
 			note = "; " + note
 		}
 		fmt.Fprintf(w, "Lab %s %-16s 0 of %d steps passed (not started%s)\n", l.Num(), l.Title(), len(o.steps), note)
+		printScore(w, o)
 		return
 	}
 	if note != "" {
@@ -175,6 +176,15 @@ func printLabSummary(w io.Writer, o labOutcome, note string) {
 	fmt.Fprintf(w, "Lab %s %-16s %d of %d steps passed%s\n", l.Num(), l.Title(), o.passed(), len(o.steps), note)
 	for _, s := range o.steps {
 		fmt.Fprintf(w, "      %-8s %s\n", s.State, l.stepTitle(s.N))
+	}
+	printScore(w, o)
+}
+
+// printScore prints the score the lab's experiment printed, if any (lab
+// 10's score card).
+func printScore(w io.Writer, o labOutcome) {
+	if s, ok := o.score(); ok {
+		fmt.Fprintf(w, "      %s\n", s)
 	}
 }
 
@@ -270,6 +280,9 @@ func (ws *workspace) check(ctx context.Context, arg string) error {
 	}
 	fmt.Fprintf(w, "Lab %s %s: %d of %d steps passed\n\n", l.Num(), l.Title(), o.passed(), len(o.steps))
 	printSteps(w, ws.root, info, o)
+	if s, ok := o.score(); ok {
+		fmt.Fprintf(w, "\nYour %s.\n", s)
+	}
 	fmt.Fprintln(w)
 	if o.done() && o.pkg != nil && o.pkg.Action == "pass" {
 		fmt.Fprintf(w, "Lab %s passes. Well done! %s says what production libraries do; go run ./cmd/workshop shows what is next.\n",

@@ -82,6 +82,22 @@ type Config struct {
 	// Tokens are the bearer tokens of the signed-in customers. nil means
 	// the tokens auth.DefaultTokens accepts (tok-alice, tok-bob, tok-carol).
 	Tokens []string
+	// Observe, when set, is called with every finished request (not those
+	// cut short because Run was stopping), after Stats counted it, from
+	// the request's goroutine: it must be safe for concurrent use.
+	Observe func(Answer)
+}
+
+// Answer is one finished request, for Config.Observe.
+type Answer struct {
+	Action string    // one of Actions
+	Start  time.Time // when it was sent
+	Took   time.Duration
+	// Code is "" for an answer without any GraphQL error, else the code
+	// Stats counts it under (ActionStats.Errors).
+	Code string
+	// Partial is true for a failed answer that still carried data.
+	Partial bool
 }
 
 // Generator sends simulated customers' requests. Create one with New; its
@@ -95,6 +111,7 @@ type Generator struct {
 	maxInFlight int
 	restaurants []restaurant
 	tokens      []string
+	observe     func(Answer)
 
 	running atomic.Bool
 	wake    chan struct{} // a rate or mix change; buffered, one pending at most
@@ -146,6 +163,7 @@ func New(cfg Config) (*Generator, error) {
 		timeout:     cmp(cfg.Timeout, DefaultTimeout),
 		maxInFlight: cmp(cfg.MaxInFlight, DefaultMaxInFlight),
 		tokens:      slices.Clone(cfg.Tokens),
+		observe:     cfg.Observe,
 		wake:        make(chan struct{}, 1),
 		rate:        cfg.Rate,
 		mix:         mix.clone(),
@@ -395,8 +413,11 @@ func (g *Generator) do(ctx context.Context, n int64, v Visit) {
 	}
 
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	g.stats[v.Action].done(code, partial, took)
+	g.mu.Unlock()
+	if g.observe != nil && code != codeCancelled {
+		g.observe(Answer{Action: v.Action, Start: start, Took: took, Code: code, Partial: partial})
+	}
 }
 
 func hasData(raw json.RawMessage) bool {

@@ -49,6 +49,10 @@ type Status struct {
 	NextInSeconds float64 `json:"nextInSeconds,omitempty"`
 	// Error says why the scenario failed (State "failed").
 	Error string `json:"error,omitempty"`
+	// Report is what the scenario's Follower reports (Scenario.Follow),
+	// while it runs and after it ended; omitted for a scenario without
+	// one.
+	Report any `json:"report,omitempty"`
 }
 
 // Runner plays scenarios, one at a time, through a Controls. Create one
@@ -61,7 +65,8 @@ type Runner struct {
 
 	mu     sync.Mutex
 	status Status
-	run    *run // the scenario running, or nil
+	run    *run     // the scenario running, or nil
+	follow Follower // the Follower of the scenario last started, or nil
 }
 
 // run is one playing of a scenario.
@@ -156,11 +161,15 @@ func (r *Runner) Start(name string) error {
 	}
 	rn := &run{sc: *sc, by: "scenario " + sc.Name, stop: make(chan struct{}), done: make(chan struct{}), faults: map[ruleKey]*touched{}}
 	r.run = rn
+	r.follow = sc.Follow
 	r.status = Status{
 		State: StateRunning, Name: sc.Name, Scale: r.scale, Started: time.Now(),
 		DurationSeconds: r.scaled(sc.Duration()).Seconds(), Steps: len(sc.Steps),
 	}
 	r.controls.Log.Add(KindScenarioStarted, rn.by, fmt.Sprintf("scenario %s started (%v at scale %g)", sc.Name, r.scaled(sc.Duration()), r.scale))
+	if sc.Follow != nil {
+		sc.Follow.Began()
+	}
 	go r.play(rn)
 	return nil
 }
@@ -195,6 +204,9 @@ func (r *Runner) play(rn *run) {
 		r.mu.Lock()
 		r.status.StepsDone = i + 1
 		r.mu.Unlock()
+		if rn.sc.Follow != nil {
+			rn.sc.Follow.Applied(i)
+		}
 	}
 	r.end(rn, StateFinished, nil)
 }
@@ -287,6 +299,9 @@ func (r *Runner) end(rn *run, state string, err error) {
 		c.SetMix(rn.by, rn.mix)
 	}
 
+	if rn.sc.Follow != nil {
+		rn.sc.Follow.Ended(state)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.status.State = state
@@ -338,6 +353,9 @@ func (r *Runner) Status() Status {
 	s := r.status
 	if s.State == StateIdle {
 		return s
+	}
+	if r.follow != nil {
+		s.Report = r.follow.Report()
 	}
 	end := s.Ended
 	if s.State == StateRunning {

@@ -39,6 +39,24 @@ type Scenario struct {
 	// Steps are applied in order, each at its At offset from the start.
 	// The scenario ends with its last step.
 	Steps []Step
+	// Follow, when set, follows every playing of the scenario and
+	// reports on it in the Runner's Status (the game day's score card).
+	Follow Follower
+}
+
+// Follower follows a scenario as a Runner plays it. The Runner calls
+// Began when the scenario starts, Applied after it applied step i (from
+// 0; steps at the same offset are applied one after another, each then
+// reported), and Ended once it finished, was stopped or failed (state is
+// one of the State constants), each from the Runner's goroutine, one
+// call at a time. Report may be called at any time from any goroutine,
+// for Status, with the Runner's lock held (so it must not call the
+// Runner); its value must encode to JSON.
+type Follower interface {
+	Began()
+	Applied(i int)
+	Ended(state string)
+	Report() any
 }
 
 // Step is one point of a scenario's timeline. It does any of its parts

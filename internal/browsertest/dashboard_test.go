@@ -75,3 +75,23 @@ func TestDashboardShowsThePileUpOfTheNaiveSystem(t *testing.T) {
 		`parseFloat(document.querySelector('[data-node="order"]').dataset.inFlight) >= 20`, shown)
 	screenshot(t, ctx, "dashboard-payment-down-naive")
 }
+
+// With a game-day plan, the live game day's scenario started from the
+// command line shows the incident playing and fills the score card on the
+// dashboard, stage after stage.
+func TestDashboardFillsTheGameDaysScoreCard(t *testing.T) {
+	sys := startSystem(t, "-plan", "reference", "-scenario", "game-day", "-fast")
+	ctx := browser(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(sys.base+"/")); err != nil {
+		t.Fatalf("opening the dashboard: %v", err)
+	}
+	const card = `document.querySelectorAll('#gameday-card tbody tr')`
+	const shownCard = `'panel hidden ' + document.getElementById('gameday-panel').hidden + ', now "' + document.getElementById('gameday-now').textContent + '", ' + ` +
+		card + `.length + ' rows, "' + document.getElementById('gameday-score').textContent + '"'`
+	waitFor(t, ctx, 60*time.Second, "the game-day panel shows a stage playing",
+		`!document.getElementById('gameday-panel').hidden && document.getElementById('gameday-now').textContent.includes('stage ')`, shownCard)
+	waitFor(t, ctx, 90*time.Second, "the score card holds the first three stages' SLOs and a score",
+		`document.querySelector('#gameday-card tr[data-stage="outage"]') !== null && `+
+			`/Score so far: [0-9.]+ of 100 over [3-8] of 8 stages/.test(document.getElementById('gameday-score').textContent)`, shownCard)
+	screenshot(t, ctx, "dashboard-game-day")
+}

@@ -3,6 +3,7 @@ package gameday
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -46,21 +47,29 @@ func (c *Card) Score(name string) float64 {
 	}
 	var sum float64
 	for i, r := range rs {
-		met := 0
-		vs := Judge(Stages[i], r)
-		for _, v := range vs {
-			if v.Met {
-				met++
-			}
-		}
-		sum += float64(met) / float64(len(vs))
+		met, of := metOf(Stages[i], r)
+		sum += float64(met) / float64(of)
 	}
 	return 100 * sum / float64(len(rs))
 }
 
+// metOf returns how many of stage s's SLOs r met, and of how many.
+func metOf(s Stage, r Result) (met, of int) {
+	vs := Judge(s, r)
+	for _, v := range vs {
+		if v.Met {
+			met++
+		}
+	}
+	return met, len(vs)
+}
+
 // Write prints the card: a row per SLO with each plan's figure (a "!"
-// marks a miss), a row per stage with the SLOs each plan met, and the
-// score.
+// marks a miss), a row per stage with the SLOs each plan met, two rows
+// over every stage that no SLO limits (the share of order lookups
+// answered, and the units of work services started after their caller
+// had given up), the score, and, when the card has the plans "yours",
+// "starter" and "reference", the ScoreLine.
 func (c *Card) Write(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "The game day's score card (seed %d)\n\n", c.Seed)
@@ -81,11 +90,56 @@ func (c *Card) Write(w io.Writer) {
 			}
 			fmt.Fprintln(tw, strings.Join(row, "\t"))
 		}
+		row := []string{"", "SLOs met"}
+		for _, name := range c.names {
+			met, of := metOf(s, c.results[name][i])
+			row = append(row, fmt.Sprintf("%d of %d", met, of))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
+	// Over the whole day: what no stage's SLO limits, but the card shows.
+	track := []string{"every stage", "orders tracked (answered)"}
+	late := []string{"", "work after the caller left"}
+	for _, name := range c.names {
+		n, answered, units := 0, 0, int64(0)
+		for _, r := range c.results[name] {
+			for _, q := range r.Requests {
+				if flowOf(q.Action) == FlowTrack {
+					n++
+					if q.Outcome != Failed {
+						answered++
+					}
+				}
+			}
+			if len(r.Marks) > 0 {
+				units += r.Marks[len(r.Marks)-1].LateWork - r.Marks[0].LateWork
+			}
+		}
+		cell := "-"
+		if n > 0 {
+			cell = format(TrackAvailability, float64(answered)/float64(n))
+		}
+		track = append(track, cell)
+		late = append(late, fmt.Sprintf("%d units", units))
+	}
+	fmt.Fprintln(tw, strings.Join(track, "\t"))
+	fmt.Fprintln(tw, strings.Join(late, "\t"))
 	row := []string{"score", "100 x mean over stages of SLOs met / SLOs"}
 	for _, name := range c.names {
 		row = append(row, fmt.Sprintf("%.0f", c.Score(name)))
 	}
 	fmt.Fprintln(tw, strings.Join(row, "\t"))
 	tw.Flush()
+	if slices.Contains(c.names, "yours") && slices.Contains(c.names, "starter") && slices.Contains(c.names, "reference") {
+		fmt.Fprintf(w, "\n%s\n", ScoreLine(c.Score("yours"), c.Score("starter"), c.Score("reference"), c.Seed))
+	}
+}
+
+// ScoreLine is the score card's last line, which the workshop tool reads
+// (status shows it, status -json carries it, gather adds it to the class
+// table): each score rounded to a whole number, and the seed.
+//
+//	The game day's score: yours 83 of 100 (starter 59, reference 100; seed 7)
+func ScoreLine(yours, starter, reference float64, seed int64) string {
+	return fmt.Sprintf("The game day's score: yours %.0f of 100 (starter %.0f, reference %.0f; seed %d)", yours, starter, reference, seed)
 }

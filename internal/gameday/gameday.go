@@ -123,6 +123,10 @@ type Mark struct {
 	Charges   int64 // POST /charges requests payment received
 	MenuReads int64 // menu reads the gateway's hedging transport sent, hedges included
 	Hedges    int64 // hedges among them
+	// LateWork is the units of work services started after their caller
+	// had given up (fooddelivery.RouteStats.WorkAfterCallerLeft, summed
+	// over every route).
+	LateWork int64
 }
 
 // Play runs stage s with plan p and seed inside the caller's synctest
@@ -221,7 +225,12 @@ func Play(p plan.Plan, s Stage, seed int64) (Result, error) {
 
 func mark(sys *system.System, w *compose.Wiring, at time.Duration) Mark {
 	edge := w.Metrics.Edge("gateway", "menu")
-	return Mark{At: at, Charges: sys.Metrics.Route("payment", "POST /charges").Received.Load(), MenuReads: edge.Attempts.Load(), Hedges: edge.Hedges.Load()}
+	var late int64
+	for _, r := range sys.Metrics.Snapshot().Routes {
+		late += r.WorkAfterCallerLeft
+	}
+	return Mark{At: at, Charges: sys.Metrics.Route("payment", "POST /charges").Received.Load(), MenuReads: edge.Attempts.Load(), Hedges: edge.Hedges.Load(),
+		LateWork: late}
 }
 
 // placeOne places order i as alice before the stage.

@@ -225,6 +225,32 @@ function drawHeadline(f, scenario, load) {
   $("clock").textContent = clock(f.time);
 }
 
+// drawGameDay shows the live game day's score card (scenario.report, a
+// gameday.LiveReport) while that scenario runs or after it ran.
+function drawGameDay(scenario) {
+  const panel = $("gameday-panel");
+  const r = scenario && scenario.report;
+  if (!r || !Array.isArray(r.judged)) {
+    panel.hidden = true;
+    return;
+  }
+  panel.hidden = false;
+  $("gameday-now").textContent = r.stage ? `Now: stage ${r.number} of ${r.stages}, ${r.stage}: ${r.incident}` :
+    r.state === "running" ? "Between stages: a breather before the next incident" : `The game day ${r.state} (seed ${r.seed})`;
+  const body = $("gameday-card").querySelector("tbody");
+  body.replaceChildren();
+  for (const s of r.judged) {
+    s.slos.forEach((o, i) => {
+      const tr = el("tr", { "data-stage": s.name, "data-met": String(o.met) });
+      tr.append(el("td", {}, i === 0 ? `${s.name} (${s.met} of ${s.of})` : ""), el("td", {}, o.slo),
+        el("td", {}, o.value), el("td", { class: o.met ? "good" : "bad" }, o.met ? "yes" : "MISSED"));
+      body.append(tr);
+    });
+  }
+  $("gameday-score").textContent = r.judged.length ?
+    `Score so far: ${r.score.toFixed(1)} of 100 over ${r.judged.length} of ${r.stages} stages` : "No stage judged yet";
+}
+
 function drawLabs(lines) {
   const pre = $("labs");
   pre.replaceChildren();
@@ -344,6 +370,7 @@ function apply(frame, scenario, load) {
   drawBulkheads(frame);
   drawPatterns(frame);
   drawHeadline(frame, scenario, load);
+  drawGameDay(scenario);
   drawCharts();
 }
 

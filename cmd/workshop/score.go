@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+)
+
+// gameScore is the score a lab's experiment printed on its score card
+// (lab 10, the game day): 0-100 for the learner's plan ("yours"), the
+// starter's and the reference's, on one seed.
+type gameScore struct {
+	Yours     int `json:"yours"`
+	Starter   int `json:"starter"`
+	Reference int `json:"reference"`
+	Seed      int `json:"seed"`
+}
+
+// scoreLine matches the last line of the game day's score card, as
+// gameday.ScoreLine writes it:
+//
+//	The game day's score: yours 83 of 100 (starter 59, reference 100; seed 7)
+var scoreLine = regexp.MustCompile(`^\s*The game day's score: yours (\d{1,3}) of 100 \(starter (\d{1,3}), reference (\d{1,3}); seed (\d+)\)\s*$`)
+
+// score returns the score the lab's tests printed, if one did; the last
+// such line wins.
+func (o labOutcome) score() (gameScore, bool) {
+	if o.pkg == nil {
+		return gameScore{}, false
+	}
+	var s gameScore
+	found := false
+	for _, t := range o.pkg.Tests {
+		for _, line := range t.Output {
+			m := scoreLine.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			n := make([]int, 4)
+			for i := range n {
+				n[i], _ = strconv.Atoi(m[i+1])
+			}
+			s, found = gameScore{Yours: n[0], Starter: n[1], Reference: n[2], Seed: n[3]}, true
+		}
+	}
+	return s, found
+}
+
+// String is the score as status and check print it.
+func (s gameScore) String() string {
+	return fmt.Sprintf("game day score %d of 100 (starter %d, reference %d; seed %d)", s.Yours, s.Starter, s.Reference, s.Seed)
+}
