@@ -7,6 +7,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery"
 	gameplan "github.com/gophereats/resilience/fooddelivery/plan"
 	"github.com/gophereats/resilience/internal/compose"
+	"github.com/gophereats/resilience/internal/gameday"
 	lab10 "github.com/gophereats/resilience/solutions/10-game-day"
 )
 
@@ -38,7 +39,7 @@ func lookupPlan(name string) (gameplan.Plan, error) {
 		return gameplan.Plan{}, usagef("-plan %s: no such plan; the plans are %s", fooddelivery.Quote(name), strings.Join(planNames(), ", "))
 	}
 	p := build()
-	if err := p.Check(); err != nil {
+	if err := gameday.CheckPlan(p); err != nil {
 		return gameplan.Plan{}, usagef("-plan %s: %v", name, err)
 	}
 	return p, nil

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"regexp"
 	"sort"
@@ -46,6 +47,10 @@ type testResult struct {
 	Action string   // "pass", "fail", "skip", or "" when it started but never finished
 	Output []string // its output and its subtests', without trailing newlines
 }
+
+// scoreCardHeading begins the score card a lab's experiment may print
+// (lab 10's, gameday.Card.Write); scoreLine ends it.
+const scoreCardHeading = "The game day's score card"
 
 // experimentPattern matches a lab's experiment test for go test -run/-skip.
 const experimentPattern = `^TestStep[0-9]+Experiment$`
@@ -214,9 +219,21 @@ func (p *pkgResult) buildErrors() []string {
 // the failure message the test wrote.
 func (t *testResult) failureLines() []string {
 	var out []string
+	card := -1 // where the score card's heading is in out, while inside one
 	for _, l := range t.Output {
 		trimmed := strings.TrimSpace(l)
 		if framingLine(trimmed) {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(trimmed, scoreCardHeading):
+			card = len(out)
+		case card >= 0 && scoreLine.MatchString(l):
+			// The card is a wide table of some fifty lines: its score says
+			// where the plan stands, and go test -v prints the rest.
+			heading := strings.TrimSpace(out[card])
+			out = append(out[:card], fmt.Sprintf("%s: %d lines, left out here (go test -v -run Experiment prints it whole)", heading, len(out)-card), l)
+			card = -1
 			continue
 		}
 		out = append(out, l)

@@ -82,6 +82,14 @@ type Retries struct {
 	// retried up to Attempts. With neither Budget nor EveryLayer the
 	// payment client's transport retries (lab 03), and only requests it
 	// may repeat: a charge needs IdempotencyKeys for that.
+	//
+	// What each layer retries. The transport (no Budget, no EveryLayer):
+	// a failed connection or exchange, and the statuses 429, 502, 503
+	// and 504, never a 500 or another 4xx. The budgeted loop (Budget): a
+	// timeout, and every answer the client reads as unavailable, 500,
+	// 502, 503 and 429 included (fooddelivery.ReadError), never an
+	// overload signal, an open breaker, a full compartment or a refused
+	// request. EveryLayer: every failure.
 	Budget *RetryBudget
 }
 
@@ -137,6 +145,8 @@ type Deadlines struct {
 type Gateway struct {
 	// Limit is how many requests the gateway serves at once before it
 	// refuses more (OVERLOADED). Zero means the system's default, 200.
+	// Lab 10's game day runs on a platform whose capacity is fixed (the
+	// gateway serves 30 at once): it refuses a plan with a Limit.
 	Limit int
 	// Compartments, when set, gives each of the gateway's dependencies its
 	// own slots (lab 06's bulkhead). nil means none: a hung dependency can

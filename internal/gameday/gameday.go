@@ -101,6 +101,21 @@ func (s Stage) Length(seed int64) time.Duration {
 	return d
 }
 
+// CheckPlan returns the error plan.Plan.Check finds in p, or one for a
+// setting the game day's platform does not let a plan change: the
+// gateway's Limit, which Capacity fixes. Both wrap plan.ErrInvalid and
+// name the field.
+func CheckPlan(p plan.Plan) error {
+	if err := p.Check(); err != nil {
+		return err
+	}
+	if p.Gateway.Limit != 0 {
+		return fmt.Errorf("%w: Gateway.Limit %d: the game day's platform has a fixed capacity (the gateway serves %d requests at once); leave Limit 0 and size the compartments within it",
+			plan.ErrInvalid, p.Gateway.Limit, Capacity["gateway"])
+	}
+	return nil
+}
+
 // Result is what one play of a stage counted.
 type Result struct {
 	Stage    string
@@ -136,7 +151,7 @@ type Mark struct {
 // was counted. The system is closed before it returns. An error means the
 // plan or the stage cannot run (a plan that Check refuses, a bad fault).
 func Play(p plan.Plan, s Stage, seed int64) (Result, error) {
-	if err := p.Check(); err != nil {
+	if err := CheckPlan(p); err != nil {
 		return Result{}, err
 	}
 	w := compose.Wire(compose.FromPlan(p, false), compose.Settings{Seed: seed, Plan: p, Logger: slog.New(slog.DiscardHandler)})

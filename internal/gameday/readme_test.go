@@ -1,6 +1,7 @@
 package gameday
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"strings"
@@ -52,8 +53,16 @@ func TestReferencePlanRunsAndExtremesAreRefused(t *testing.T) {
 	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "Gateway.Hedge.Percentile") {
 		t.Errorf("a hedge percentile of 1.5 gave %v; want an error naming Gateway.Hedge.Percentile", err)
 	}
-	if err := (plan.Plan{}).Check(); err != nil {
+	if err := CheckPlan(plan.Plan{}); err != nil {
 		t.Errorf("the zero plan (the system as it is) must run: %v", err)
+	}
+	limited := reference.Plan()
+	limited.Gateway.Limit = 200
+	if err := CheckPlan(limited); !errors.Is(err, plan.ErrInvalid) || !strings.Contains(err.Error(), "Gateway.Limit 200") || !strings.Contains(err.Error(), "30") {
+		t.Errorf("a plan with Gateway.Limit 200 gave %v; want plan.ErrInvalid naming Gateway.Limit and the platform's 30", err)
+	}
+	if _, err := Play(limited, Stages[0], 1); err == nil {
+		t.Error("Play ran a plan with a Gateway.Limit the platform fixes")
 	}
 }
 

@@ -38,7 +38,7 @@ func playStage(t *testing.T, step int) {
 	t.Helper()
 	s := gameday.Stages[step-1]
 	p := Plan()
-	if err := p.Check(); err != nil {
+	if err := gameday.CheckPlan(p); err != nil {
 		t.Fatalf("step %d: your Plan cannot run: %v", step, err)
 	}
 	for _, seed := range s.Seeds {
