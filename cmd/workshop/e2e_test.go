@@ -447,7 +447,7 @@ func TestVerifyFixtureLab(t *testing.T) {
 			"ok   01-timeouts clause 2: the starter compiles and passes go vet",
 			"ok   01-timeouts clause 3: every step fails on the starter",
 			"ok   01-timeouts clause 4: every starter failure tells its story",
-			"ok   01-timeouts clause 5: the solution passes every test (-count=3)",
+			"ok   01-timeouts clause 5: the solution passes every test (-count=3; the experiment once, without -race)",
 			"ok   01-timeouts clause 6: mutant off-by-one is caught by step 1",
 			"FAIL 01-timeouts clause 6: mutant wrong-claim is caught by step 2: step 2 passes against the mutant (failing instead: step 1)",
 			"ok   01-timeouts clause 8: imports no other lab and no solution",

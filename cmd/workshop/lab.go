@@ -126,6 +126,21 @@ type testSource struct {
 	ErrorText []string // errors classified by message text (clause 3)
 	Sockets   []string // real sockets or test servers (clause 7)
 	ParseErrs []string // syntax errors
+	Imports   []string // the import paths of the test files, each once
+}
+
+// gameDayPackage is the package a capstone lab's tests import to play the
+// game day, below the module path.
+const gameDayPackage = "/internal/gameday"
+
+// capstone reports whether the lab's tests play the game day (import
+// module's internal/gameday): lab 10, whose learner file is a plan, plain
+// data. The contract's exceptions for it: clause 8 lets it depend on the
+// solutions it composes, and clause 5 runs it without the race detector,
+// which looks for data races in code, not in a value (the code a plan runs
+// is tested under -race by clause 12); check runs it without -race too.
+func (t testSource) capstone(module string) bool {
+	return slices.Contains(t.Imports, module+gameDayPackage)
 }
 
 // parseTestSource reads the test files (slash paths from the root).
@@ -158,6 +173,9 @@ func inspectTestFile(fset *token.FileSet, rel string, f *ast.File, src *testSour
 			name = imp.Name.Name
 		}
 		local[name] = p
+		if !slices.Contains(src.Imports, p) {
+			src.Imports = append(src.Imports, p)
+		}
 	}
 	for _, d := range f.Decls {
 		fn, ok := d.(*ast.FuncDecl)

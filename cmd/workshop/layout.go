@@ -110,7 +110,7 @@ func (ws *workspace) importProblems(ctx context.Context, l lab, overlay string) 
 	// day (import internal/gameday) composes the other labs' reference
 	// solutions, its building blocks, and shows its own reference on the
 	// score card; it still imports no other lab.
-	capstone := slices.Contains(pkg.TestImports, ws.module+"/internal/gameday")
+	capstone := slices.Contains(pkg.TestImports, ws.module+gameDayPackage)
 	var problems []string
 	seen := map[string]bool{}
 	for _, list := range [][]string{pkg.Imports, pkg.TestImports, pkg.XTestImports, pkg.Deps} {

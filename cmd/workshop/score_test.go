@@ -117,3 +117,21 @@ func TestGatherAddsTheScoreColumn(t *testing.T) {
 		}
 	}
 }
+
+func TestCapstoneIsTheLabWhoseTestsPlayTheGameDay(t *testing.T) {
+	ws := &workspace{root: "../..", module: "github.com/gophereats/resilience"}
+	for lab, want := range map[string]bool{"10-game-day": true, "05-breaker": false} {
+		files, err := filepath.Glob(filepath.Join(ws.root, "labs", lab, "*_test.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("labs/%s has no test files: %v", lab, err)
+		}
+		var rel []string
+		for _, f := range files {
+			r, _ := filepath.Rel(ws.root, f)
+			rel = append(rel, filepath.ToSlash(r))
+		}
+		if got := ws.parseTestSource(rel).capstone(ws.module); got != want {
+			t.Errorf("labs/%s: capstone = %v, want %v (it runs without -race only when its tests play the game day)", lab, got, want)
+		}
+	}
+}
