@@ -165,6 +165,38 @@ func NewRequestID() string {
 	return "req-" + strconv.FormatInt(requestSeq.Add(1), 10)
 }
 
+// CarryRequestID wraps base (nil means http.DefaultTransport) so that
+// every request goes out with the request id its context carries
+// (WithRequestID) in HeaderRequestID, replacing any there; a context
+// without one leaves the request as it is. A caller that numbers its
+// requests (the load generator, the game day's customers) thus gives each
+// a fixed id, and the faults it meets, drawn from the id, are fixed too,
+// whatever ran before in the process. The wrapper passes
+// CloseIdleConnections on to base.
+func CarryRequestID(base http.RoundTripper) http.RoundTripper {
+	return carryRequestID{base}
+}
+
+type carryRequestID struct{ base http.RoundTripper }
+
+func (t carryRequestID) RoundTrip(r *http.Request) (*http.Response, error) {
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if id := RequestIDFrom(r.Context()); id != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set(HeaderRequestID, id)
+	}
+	return base.RoundTrip(r)
+}
+
+func (t carryRequestID) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -205,7 +205,7 @@ func New(cfg Config) (*Generator, error) {
 		g.ownClient = true
 	}
 	c := *base
-	c.Transport = requestIDTransport{base: base.Transport}
+	c.Transport = fooddelivery.CarryRequestID(base.Transport)
 	g.client = &c
 	for _, a := range Actions() {
 		g.stats[a] = newCounts()
@@ -433,27 +433,4 @@ func (g *Generator) remember(o placedOrder) {
 		g.placed[g.placedN%maxPlaced] = o
 	}
 	g.placedN++
-}
-
-// requestIDTransport sends the request id the context carries in
-// fooddelivery.HeaderRequestID, so each customer's request has a fixed id
-// and the faults it meets are fixed draws too.
-type requestIDTransport struct{ base http.RoundTripper }
-
-func (t requestIDTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	base := t.base
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	if id := fooddelivery.RequestIDFrom(r.Context()); id != "" {
-		r = r.Clone(r.Context())
-		r.Header.Set(fooddelivery.HeaderRequestID, id)
-	}
-	return base.RoundTrip(r)
-}
-
-func (t requestIDTransport) CloseIdleConnections() {
-	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -74,6 +76,7 @@ var fallbackCodes = map[string]bool{gateway.CodeStale: true, gateway.CodeEstimat
 // stage's start until stop, each a pure function of (seed, number).
 type customers struct {
 	sys    *system.System
+	client *http.Client // sys's, sending each request's id (numbered)
 	seed   int64
 	start  time.Time
 	orders []string // placed before the stage, for lookups
@@ -136,8 +139,11 @@ func (c *customers) visit(ctx context.Context, n int64, mix Mix) {
 
 	rctx, cancel := context.WithTimeout(ctx, Patience)
 	defer cancel()
+	// A fixed id per customer: the faults' draws follow from it, so a play
+	// is the same whatever ran before it in the process.
+	rctx = fooddelivery.WithRequestID(rctx, "customer-"+strconv.FormatInt(n, 10))
 	began := time.Now()
-	resp, _, err := c.sys.GraphQL(rctx, token, query, vars)
+	resp, _, err := gateway.Do(rctx, c.client, c.sys.GatewayURL(), token, query, vars)
 	req := Request{Action: action, Start: began.Sub(c.start), Took: time.Since(began)}
 	switch {
 	case ctx.Err() != nil:

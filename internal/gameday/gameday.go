@@ -19,11 +19,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/gateway"
 	"github.com/gophereats/resilience/fooddelivery/plan"
 	"github.com/gophereats/resilience/fooddelivery/system"
 	"github.com/gophereats/resilience/internal/compose"
@@ -154,6 +159,11 @@ func Play(p plan.Plan, s Stage, seed int64) (Result, error) {
 	if err := CheckPlan(p); err != nil {
 		return Result{}, err
 	}
+	// One P: goroutines woken at the same fake instant then run in the
+	// same order run after run, so that a play is a function of the plan
+	// and the seed (the customers' request ids and the faults' draws are
+	// fixed by the seed too).
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	w := compose.Wire(compose.FromPlan(p, false), compose.Settings{Seed: seed, Plan: p, Logger: slog.New(slog.DiscardHandler)})
 	for name, limit := range Capacity {
 		w.Cfg.Limits[name] = limit
@@ -180,10 +190,10 @@ func Play(p plan.Plan, s Stage, seed int64) (Result, error) {
 		return Result{}, err
 	}
 
-	c := &customers{sys: sys, seed: seed}
+	c := &customers{sys: sys, client: numbered(sys), seed: seed}
 	// Orders to track, placed while all is well.
 	for i := range 3 {
-		id, err := placeOne(sys, i)
+		id, err := placeOne(sys, c.client, i)
 		if err != nil {
 			return Result{}, fmt.Errorf("placing the orders to track before the stage: %w", err)
 		}
@@ -248,10 +258,19 @@ func mark(sys *system.System, w *compose.Wiring, at time.Duration) Mark {
 		LateWork: late}
 }
 
+// numbered returns sys's client for the customers, which sends the
+// request id each request's context carries (fooddelivery.CarryRequestID).
+func numbered(sys *system.System) *http.Client {
+	hc := *sys.HTTPClient()
+	hc.Transport = fooddelivery.CarryRequestID(hc.Transport)
+	return &hc
+}
+
 // placeOne places order i as alice before the stage.
-func placeOne(sys *system.System, i int) (string, error) {
+func placeOne(sys *system.System, hc *http.Client, i int) (string, error) {
 	rest := catalog[i%len(catalog)]
-	resp, _, err := sys.GraphQL(context.Background(), system.SampleToken,
+	ctx := fooddelivery.WithRequestID(context.Background(), "setup-"+strconv.Itoa(i))
+	resp, _, err := gateway.Do(ctx, hc, sys.GatewayURL(), system.SampleToken,
 		`mutation Checkout($in: PlaceOrderInput!) { placeOrder(input: $in) { id status } }`,
 		map[string]any{"in": map[string]any{"restaurantId": rest.id, "card": "tok_visa",
 			"items": []any{map[string]any{"dishId": rest.dishes[0], "quantity": 1}}}})
