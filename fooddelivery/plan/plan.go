@@ -209,31 +209,50 @@ type Hedge struct {
 // ErrInvalid is wrapped by every error Check returns.
 var ErrInvalid = errors.New("plan: invalid setting")
 
+// Bounds of the settings Check accepts: beyond them a plan would take
+// the machine's memory (a window of a billion reads) or never act.
+const (
+	// MaxWindow bounds Breaker.Window and Hedge.Window: 100000 calls.
+	MaxWindow = 100000
+	// MaxSlots bounds each compartment and the gateway's Limit: 100000.
+	MaxSlots = 100000
+	// MaxTokens bounds RetryBudget.Max, RetryBudget.MinPerSecond and
+	// Hedge.Burst: 100000.
+	MaxTokens = 100000
+	// MinRatio is the smallest ratio a budget earns with, other than 0:
+	// below it a request's share is lost to rounding.
+	MinRatio = 1e-6
+	// MaxDuration bounds every duration of a plan: one hour.
+	MaxDuration = time.Hour
+)
+
 // Check reports the first setting of p that the system cannot run, naming
-// the field, the value and what it must be. A nil error means the plan
-// can run.
+// the field, the value and what it must be; NaN, infinities and values
+// beyond the bounds above are refused too. A nil error means the plan can
+// run.
 func (p Plan) Check() error {
 	bad := func(field string, v any, want string) error {
 		return fmt.Errorf("%w: %s is %v; %s", ErrInvalid, field, v, want)
 	}
-	if p.Payment.Timeout < 0 {
-		return bad("Payment.Timeout", p.Payment.Timeout, "it must be 0 (no timeout) or more")
+	long := func(d time.Duration) bool { return d < 0 || d > MaxDuration }
+	if long(p.Payment.Timeout) {
+		return bad("Payment.Timeout", p.Payment.Timeout, "it must be 0 (no timeout) to 1h")
 	}
 	r := p.Payment.Retries
 	switch {
 	case r.Attempts < 0 || r.Attempts > 10:
 		return bad("Payment.Retries.Attempts", r.Attempts, "it must be 0 to 10 (0 or 1: no retries)")
-	case r.BaseDelay < 0 || r.MaxDelay < 0:
-		return bad("Payment.Retries.BaseDelay/MaxDelay", fmt.Sprintf("%v/%v", r.BaseDelay, r.MaxDelay), "they must be 0 (the defaults) or more")
+	case long(r.BaseDelay) || long(r.MaxDelay):
+		return bad("Payment.Retries.BaseDelay/MaxDelay", fmt.Sprintf("%v/%v", r.BaseDelay, r.MaxDelay), "they must be 0 (the defaults) to 1h")
 	}
 	if b := r.Budget; b != nil {
 		switch {
-		case b.Ratio < 0 || b.Ratio > 1:
-			return bad("Payment.Retries.Budget.Ratio", b.Ratio, "it must be 0 to 1 (0.1: 10% of requests)")
-		case b.MinPerSecond < 0:
-			return bad("Payment.Retries.Budget.MinPerSecond", b.MinPerSecond, "it must be 0 or more")
-		case b.Max < 1:
-			return bad("Payment.Retries.Budget.Max", b.Max, "it must be at least 1")
+		case !within(b.Ratio, 0, 1) || (b.Ratio > 0 && b.Ratio < MinRatio):
+			return bad("Payment.Retries.Budget.Ratio", b.Ratio, "it must be 0, or 0.000001 to 1 (0.1: 10% of requests)")
+		case !within(b.MinPerSecond, 0, MaxTokens):
+			return bad("Payment.Retries.Budget.MinPerSecond", b.MinPerSecond, "it must be 0 to 100000")
+		case !within(b.Max, 1, MaxTokens):
+			return bad("Payment.Retries.Budget.Max", b.Max, "it must be 1 to 100000")
 		}
 	}
 	if err := p.Payment.Breaker.check("Payment.Breaker"); err != nil {
@@ -241,8 +260,8 @@ func (p Plan) Check() error {
 	}
 	if d := p.Deadlines; d != nil {
 		switch {
-		case d.OwnBudget <= 0:
-			return bad("Deadlines.OwnBudget", d.OwnBudget, "it must be positive")
+		case d.OwnBudget <= 0 || d.OwnBudget > MaxDuration:
+			return bad("Deadlines.OwnBudget", d.OwnBudget, "it must be positive, at most 1h")
 		case d.Need < 0 || d.Need >= d.OwnBudget:
 			return bad("Deadlines.Need", d.Need, "it must be 0 or more and below OwnBudget")
 		case d.Hop < 0 || d.Hop >= d.OwnBudget:
@@ -250,15 +269,15 @@ func (p Plan) Check() error {
 		}
 	}
 	g := p.Gateway
-	if g.Limit < 0 {
-		return bad("Gateway.Limit", g.Limit, "it must be 0 (the default, 200) or more")
+	if g.Limit < 0 || g.Limit > MaxSlots {
+		return bad("Gateway.Limit", g.Limit, "it must be 0 (the default, 200) to 100000")
 	}
 	if c := g.Compartments; c != nil {
 		switch {
-		case c.Orders < 0 || c.Menu < 0 || c.Courier < 0:
-			return bad("Gateway.Compartments", fmt.Sprintf("%d/%d/%d slots", c.Orders, c.Menu, c.Courier), "slots must be 0 (unguarded) or more")
-		case c.Wait < 0:
-			return bad("Gateway.Compartments.Wait", c.Wait, "it must be 0 (no wait) or more")
+		case c.Orders < 0 || c.Menu < 0 || c.Courier < 0 || c.Orders > MaxSlots || c.Menu > MaxSlots || c.Courier > MaxSlots:
+			return bad("Gateway.Compartments", fmt.Sprintf("%d/%d/%d slots", c.Orders, c.Menu, c.Courier), "slots must be 0 (unguarded) to 100000")
+		case long(c.Wait):
+			return bad("Gateway.Compartments.Wait", c.Wait, "it must be 0 (no wait) to 1h")
 		}
 	}
 	if err := g.OrdersBreaker.check("Gateway.OrdersBreaker"); err != nil {
@@ -266,32 +285,37 @@ func (p Plan) Check() error {
 	}
 	if h := g.Hedge; h != nil {
 		switch {
-		case h.Window < 1:
-			return bad("Gateway.Hedge.Window", h.Window, "it must be at least 1")
-		case h.Percentile <= 0 || h.Percentile >= 1:
+		case h.Window < 1 || h.Window > MaxWindow:
+			return bad("Gateway.Hedge.Window", h.Window, "it must be 1 to 100000")
+		case !(h.Percentile > 0 && h.Percentile < 1):
 			return bad("Gateway.Hedge.Percentile", h.Percentile, "it must be between 0 and 1 (0.95: the p95)")
-		case h.FirstDelay <= 0:
-			return bad("Gateway.Hedge.FirstDelay", h.FirstDelay, "it must be positive")
-		case h.Ratio < 0 || h.Ratio > 1:
-			return bad("Gateway.Hedge.Ratio", h.Ratio, "it must be 0 to 1")
-		case h.Burst < 1:
-			return bad("Gateway.Hedge.Burst", h.Burst, "it must be at least 1")
+		case h.FirstDelay <= 0 || h.FirstDelay > MaxDuration:
+			return bad("Gateway.Hedge.FirstDelay", h.FirstDelay, "it must be positive, at most 1h")
+		case !within(h.Ratio, MinRatio, 1):
+			return bad("Gateway.Hedge.Ratio", h.Ratio, "it must be 0.000001 to 1 (a hedge budget that earns nothing never hedges: set Hedge to nil for that)")
+		case h.Burst < 1 || h.Burst > MaxTokens:
+			return bad("Gateway.Hedge.Burst", h.Burst, "it must be 1 to 100000")
 		}
 	}
 	return nil
 }
+
+// within reports whether lo <= x <= hi; false for NaN.
+func within(x, lo, hi float64) bool { return x >= lo && x <= hi }
 
 func (b *Breaker) check(field string) error {
 	if b == nil {
 		return nil
 	}
 	switch {
-	case b.Window < 1:
-		return fmt.Errorf("%w: %s.Window is %d; it must be at least 1", ErrInvalid, field, b.Window)
-	case b.FailureRate < 0 || b.FailureRate > 1:
+	case b.Window < 1 || b.Window > MaxWindow:
+		return fmt.Errorf("%w: %s.Window is %d; it must be 1 to 100000", ErrInvalid, field, b.Window)
+	case !within(b.FailureRate, 0, 1):
 		return fmt.Errorf("%w: %s.FailureRate is %v; it must be 0 (half) to 1", ErrInvalid, field, b.FailureRate)
 	case b.MinCalls < 0 || b.OpenFor < 0 || b.HalfOpenCalls < 0:
 		return fmt.Errorf("%w: %s has a negative setting (%+v)", ErrInvalid, field, *b)
+	case b.MinCalls > MaxWindow || b.HalfOpenCalls > MaxWindow || b.OpenFor > MaxDuration:
+		return fmt.Errorf("%w: %s has a setting beyond its bound (%+v): MinCalls and HalfOpenCalls at most 100000, OpenFor at most 1h", ErrInvalid, field, *b)
 	}
 	return nil
 }

@@ -195,7 +195,8 @@ func Play(p plan.Plan, s Stage, seed int64) (Result, error) {
 	for i := range 3 {
 		id, err := placeOne(sys, c.client, i)
 		if err != nil {
-			return Result{}, fmt.Errorf("placing the orders to track before the stage: %w", err)
+			return Result{}, fmt.Errorf("before the stage, with no fault but the platform's normal latencies, a checkout failed (%w): "+
+				"something in the plan refuses or cuts short healthy checkouts (payment takes 60-140 ms, 1%% of charges 700 ms)", err)
 		}
 		c.orders = append(c.orders, id)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -85,5 +86,24 @@ func TestReferenceServesAlmostNothingFromFallbacks(t *testing.T) {
 					rate, v.Format(), len(r.Requests))
 			}
 		})
+	}
+}
+
+// TestEverySLONamesAPhaseOfItsStage keeps the stages well formed: an SLO
+// limits a phase its stage plays (on every seed it is played with, and the
+// example seed), or the whole stage.
+func TestEverySLONamesAPhaseOfItsStage(t *testing.T) {
+	for _, s := range Stages {
+		for _, seed := range append([]int64{ExampleSeed}, s.Seeds...) {
+			var names []string
+			for _, ph := range s.phases(seed) {
+				names = append(names, ph.Name)
+			}
+			for _, o := range s.SLOs {
+				if o.Phase != "" && !slices.Contains(names, o.Phase) {
+					t.Errorf("stage %s, seed %d: the SLO %q names a phase it does not play (phases %v)", s.Name, seed, o, names)
+				}
+			}
+		}
 	}
 }

@@ -69,10 +69,11 @@ func (o SLO) String() string {
 	return s
 }
 
-// Met reports whether v meets the SLO.
+// Met reports whether v meets the SLO. NaN, a phase without a request of
+// the kind measured, does not: an SLO nothing could test fails closed.
 func (o SLO) Met(v float64) bool {
 	if math.IsNaN(v) {
-		return true // nothing to judge: no request of the kind in the phase
+		return false
 	}
 	if measures[o.Measure].atLeast {
 		return v >= o.Limit
@@ -150,6 +151,9 @@ func (r Result) Value(o SLO) float64 {
 				took = append(took, q.Took)
 			}
 		}
+		if len(took) == 0 {
+			return math.NaN()
+		}
 		return quantile(took, 0.99).Seconds()
 	case FallbackShare:
 		return share(func(q Request) bool { return q.Outcome != Failed }, func(q Request) bool { return q.Outcome == Degraded })
@@ -192,8 +196,8 @@ func (r Result) Value(o SLO) float64 {
 	panic(fmt.Sprintf("gameday: no measure %d", o.Measure))
 }
 
-// quantile returns the q-quantile of d (nearest rank, exact); NaN seconds
-// for no samples is returned as a negative duration's NaN by the caller.
+// quantile returns the q-quantile of d by nearest rank, exactly; 0 for no
+// samples (Value measures NaN for those before it asks).
 func quantile(d []time.Duration, q float64) time.Duration {
 	if len(d) == 0 {
 		return 0
