@@ -134,11 +134,15 @@ func TestSolutionsFillThePatternCounters(t *testing.T) {
 			sys, _ := startWired(t, "06=solution", "07=solution")
 			require.NoError(t, sys.Faults.Set("courier", "GET /eta/{restaurantId}", faults.Fault{Hang: time.Minute}))
 			var wg sync.WaitGroup
-			for range 2 * gameplan.Labs(false).Gateway.Compartments.Orders {
+			for range 2 * gameplan.Labs(false).Gateway.Compartments.Courier {
 				wg.Go(func() {
 					_, _, err := sys.GraphQL(context.Background(), "", `{ restaurant(id: "luigis") { eta } }`, nil)
 					assert.NoError(t, err)
 				})
+				// One request at a time reaches the hung courier call (its
+				// menu read done, so the menu compartment never decides),
+				// at the same fake instant: the slots fill, then refuse.
+				synctest.Wait()
 			}
 			wg.Wait()
 			courier := sys.Metrics.Edge("gateway", "courier")

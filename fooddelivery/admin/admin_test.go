@@ -274,7 +274,7 @@ func TestLoadGameDayScenariosAndTheChangeLog(t *testing.T) {
 		r := rg.send(t, "PUT", "/admin/load", `{"rate": 10, "mix": {"menu": 1}}`)
 		require.Equal(t, 200, r.status, r.raw)
 		assert.Equal(t, 10.0, r.body["rate"])
-		time.Sleep(2*time.Second + time.Millisecond)
+		time.Sleep(2*time.Second + 50*time.Millisecond) // between two requests, whatever the PUT took
 		r = rg.send(t, "GET", "/admin/load", "")
 		menu := r.body["actions"].(map[string]any)["menu"].(map[string]any)
 		assert.Equal(t, 21.0, menu["sent"], "10 per second for 2 s, from 0 s to 2 s")
@@ -328,14 +328,14 @@ func TestLoadGameDayScenariosAndTheChangeLog(t *testing.T) {
 		}
 		assert.Equal(t, []string{
 			"0s admin load", "0s admin load", // rate, then mix
-			"2.001s admin load",
-			"2.001s admin gameday",
-			"2.001s scenario flaky-courier scenario-started",
-			"2.001s scenario flaky-courier load",
-			"7.001s scenario flaky-courier fault-set",
-			"8.001s scenario flaky-courier fault-removed",
-			"8.001s scenario flaky-courier load",
-			"8.001s scenario flaky-courier scenario-stopped",
+			"2.05s admin load",
+			"2.05s admin gameday",
+			"2.05s scenario flaky-courier scenario-started",
+			"2.05s scenario flaky-courier load",
+			"7.05s scenario flaky-courier fault-set",
+			"8.05s scenario flaky-courier fault-removed",
+			"8.05s scenario flaky-courier load",
+			"8.05s scenario flaky-courier scenario-stopped",
 		}, got)
 		r = rg.send(t, "GET", "/admin/changes?after=8", "")
 		assert.Len(t, r.body["changes"], 2)

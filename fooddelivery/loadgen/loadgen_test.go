@@ -103,7 +103,7 @@ func TestRateChangesWhileRunningAndZeroPauses(t *testing.T) {
 		_, gen, stop := start(t, loadgen.Config{Seed: 1, Rate: 10}, system.Config{})
 		defer stop()
 		// Look between two requests, never at the instant one is due.
-		time.Sleep(5*time.Second + time.Millisecond)
+		time.Sleep(5*time.Second + 50*time.Millisecond)
 		at5 := gen.Stats().Customers
 		assert.Equal(t, int64(51), at5, "at 0 s, 0.1 s, ... 5 s")
 
