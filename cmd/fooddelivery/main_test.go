@@ -270,22 +270,31 @@ func TestRunRejectsBadFlagsBeforeStarting(t *testing.T) {
 			if tt.name == "a learner lab without its build tag" && compose.HaveLearner(5) {
 				t.Skip("built with -tags learner05")
 			}
-			var stdout bytes.Buffer
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel() // were run to start the system, it would stop at once
-			err := run(ctx, tt.args, &stdout, io.Discard)
-			var ue *usageError
-			if !errors.As(err, &ue) {
-				t.Fatalf("run %q: got error %v, want a usage error (exit status 2)", tt.args, err)
-			}
+			err := runRefused(t, tt.args)
 			if tt.is != nil && !errors.Is(err, tt.is) {
 				t.Errorf("run %q: got %v, want an error wrapping %v", tt.args, err, tt.is)
 			}
-			if stdout.Len() > 0 {
-				t.Errorf("run %q printed %q; a bad flag must stop it before anything starts", tt.args, stdout.String())
-			}
 		})
 	}
+}
+
+// runRefused runs the command with args, which must be refused with a
+// usage error (exit status 2) before anything starts or prints; it
+// returns the error.
+func runRefused(t *testing.T, args []string) error {
+	t.Helper()
+	var stdout bytes.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // were run to start the system, it would stop at once
+	err := run(ctx, args, &stdout, io.Discard)
+	var ue *usageError
+	if !errors.As(err, &ue) {
+		t.Fatalf("run %q: got error %v, want a usage error (exit status 2)", args, err)
+	}
+	if stdout.Len() > 0 {
+		t.Errorf("run %q printed %q; a bad flag must stop it before anything starts", args, stdout.String())
+	}
+	return err
 }
 
 func TestUsageNamesEveryFlag(t *testing.T) {
@@ -333,21 +342,11 @@ func TestRunPlanFlagRunsAGameDayPlan(t *testing.T) {
 			if _, ok := plans["learner"]; ok && tt.args[1] == "learner" {
 				t.Skip("built with -tags learner10")
 			}
-			var stdout bytes.Buffer
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel() // were run to start the system, it would stop at once
-			err := run(ctx, tt.args, &stdout, io.Discard)
-			var ue *usageError
-			if !errors.As(err, &ue) {
-				t.Fatalf("run %q: got error %v, want a usage error (exit status 2)", tt.args, err)
-			}
+			err := runRefused(t, tt.args)
 			for _, want := range tt.says {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("run %q: the error should say %q; it is: %v", tt.args, want, err)
 				}
-			}
-			if stdout.Len() > 0 {
-				t.Errorf("run %q printed %q; a bad flag must stop it before anything starts", tt.args, stdout.String())
 			}
 		})
 	}
