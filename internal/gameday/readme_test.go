@@ -2,7 +2,12 @@ package gameday
 
 import (
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/token"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -106,4 +111,62 @@ func TestEverySLONamesAPhaseOfItsStage(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestTheCardsStarterIsThePinnedStarter keeps the score card's "starter"
+// column honest: the plan lab 10's rig plays as the starter is the plan
+// labs/10-game-day/plan.go shipped with (its blob in labs/starters.txt),
+// compared as Go expressions, comments aside.
+func TestTheCardsStarterIsThePinnedStarter(t *testing.T) {
+	manifest, err := os.ReadFile("../../labs/starters.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blob string
+	for _, line := range strings.Split(string(manifest), "\n") {
+		if id, file, ok := strings.Cut(strings.TrimSpace(line), " "); ok && file == "labs/10-game-day/plan.go" {
+			blob = id
+		}
+	}
+	if blob == "" {
+		t.Fatal("labs/starters.txt does not pin labs/10-game-day/plan.go")
+	}
+	pinned, err := exec.Command("git", "cat-file", "blob", blob).Output()
+	if err != nil {
+		t.Skipf("the pinned starter is not readable without git: %v", err)
+	}
+	rig, err := os.ReadFile("../../labs/10-game-day/rig_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, got := returned(t, pinned, "Plan"), returned(t, rig, "starterPlan")
+	if want != got {
+		t.Errorf("the rig's starterPlan is not the pinned starter's Plan:\nrig:     %s\nstarter: %s", got, want)
+	}
+}
+
+// returned is the expression function fn of src returns, printed without
+// comments.
+func returned(t *testing.T, src []byte, fn string) string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", src, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Name.Name == fn {
+			for _, st := range fd.Body.List {
+				if r, ok := st.(*ast.ReturnStmt); ok && len(r.Results) == 1 {
+					var b strings.Builder
+					if err := printer.Fprint(&b, token.NewFileSet(), r.Results[0]); err != nil {
+						t.Fatal(err)
+					}
+					return strings.Join(strings.Fields(b.String()), " ")
+				}
+			}
+		}
+	}
+	t.Fatalf("no func %s returning one value", fn)
+	return ""
 }
