@@ -97,10 +97,8 @@ func (lr *labRun) pinnedStarter(ctx context.Context) error {
 	p := lr.ws.pristineStarter(ctx, lr.lab, lr.editable, lr.opts.manifest, lr.tmp)
 	switch {
 	case p.Skip != "":
-		if !*lr.opts.skipNoted {
-			lr.r.note(p.Skip)
-			*lr.opts.skipNoted = true
-		}
+		lr.r.note(p.Skip) // verifyLabs prints it once, for the first lab
+
 	case p.Problem != nil:
 		lr.fail(1, what, "the pristine starter cannot be built", p.Problem)
 	default:
@@ -112,7 +110,9 @@ func (lr *labRun) pinnedStarter(ctx context.Context) error {
 		lr.starter = &p
 		lr.editable = p.Files
 		if lr.opts.starters != nil {
+			lr.opts.startersMu.Lock()
 			maps.Copy(lr.opts.starters, p.Replace)
+			lr.opts.startersMu.Unlock()
 		}
 	}
 	return nil

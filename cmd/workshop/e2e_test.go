@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -424,9 +425,8 @@ func TestVerifyFixtureLab(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		noted := false
 		r := &report{w: &out}
-		opts := verifyOptions{race: false, manifest: manifest, tmp: t.TempDir(), skipNoted: &noted, starters: map[string]string{}}
+		opts := verifyOptions{race: false, manifest: manifest, tmp: t.TempDir(), starters: map[string]string{}, startersMu: &sync.Mutex{}}
 		l := lab{Name: "01-timeouts", Present: true}
 		if err := ws.verifyLab(ctx, r, l, opts); err != nil {
 			t.Fatal(err)

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 )
 
 // verifyOptions are what every lab's checks share.
@@ -13,13 +18,19 @@ type verifyOptions struct {
 	manifest    map[string]string
 	manifestErr error
 	tmp         string // a scratch directory for overlays and blobs
-	skipNoted   *bool  // the "no git" notice is printed once
 	// starters collects the pristine starters' overlay of every lab
 	// checked (working path -> file with the pinned content), for the
 	// build of the running system with the learners' code (clause 10);
-	// nil: not collected.
-	starters map[string]string
+	// nil: not collected. Guarded by startersMu: labs are checked side by
+	// side.
+	starters   map[string]string
+	startersMu *sync.Mutex
 }
+
+// labWorkers is how many labs verify checks side by side: two, since a
+// lab's tests often keep one core busy (the game day's run on one P) and
+// its go commands wait on each other, so a second lab fills the other.
+const labWorkers = 2
 
 // verify checks the lab contract (CONTRIBUTING.md) for every present lab,
 // then the project. When only names a lab ("02" or "02-deadlines"), verify
@@ -40,9 +51,8 @@ func (ws *workspace) verify(ctx context.Context, only string) error {
 	}
 	defer os.RemoveAll(tmp)
 	manifest, _, manifestErr := ws.readManifest()
-	skipNoted := false
-	opts := verifyOptions{race: race, manifest: manifest, manifestErr: manifestErr, tmp: tmp, skipNoted: &skipNoted,
-		starters: map[string]string{}}
+	opts := verifyOptions{race: race, manifest: manifest, manifestErr: manifestErr, tmp: tmp,
+		starters: map[string]string{}, startersMu: &sync.Mutex{}}
 	if only != "" {
 		l, ok := findLab(labs, only)
 		if !ok || !l.Present {
@@ -50,18 +60,17 @@ func (ws *workspace) verify(ctx context.Context, only string) error {
 		}
 		labs = []lab{l}
 	}
-	present := 0
+	var present []lab
 	for _, l := range labs {
-		if !l.Present {
-			continue
-		}
-		present++
-		fmt.Fprintf(ws.stdout, "\nLab %s\n", l.Name)
-		if err := ws.verifyLab(ctx, r, l, opts); err != nil {
-			return err
+		if l.Present {
+			present = append(present, l)
 		}
 	}
-	if present == 0 {
+	check := func(ctx context.Context, r *report, l lab) error { return ws.verifyLab(ctx, r, l, opts) }
+	if err := verifyLabs(ctx, ws.stdout, r, present, ws.isCapstone, check); err != nil {
+		return err
+	}
+	if len(present) == 0 {
 		r.note("no labs yet: checking the project only")
 	}
 	if err := ws.verifyLearnerBuild(ctx, r, labs, opts); err != nil {
@@ -78,6 +87,88 @@ func (ws *workspace) verify(ctx context.Context, only string) error {
 		return errFailed
 	}
 	return nil
+}
+
+// verifyLabs checks labs with check, labWorkers at a time, each into its
+// own buffer, and writes to w
+// each lab's report in the labs' order as soon as it and the
+// labs before it are done: the output is what checking them one after
+// another prints, a note that several labs make (no git) printed for the
+// first of them only; r adds up their counts. The labs first reports
+// true for (the capstone, the longest) are started first.
+func verifyLabs(ctx context.Context, w io.Writer, r *report, labs []lab, first func(lab) bool,
+	check func(context.Context, *report, lab) error) error {
+	type result struct {
+		out  bytes.Buffer
+		r    report
+		err  error
+		done chan struct{}
+	}
+	results := make([]*result, len(labs))
+	for i := range results {
+		results[i] = &result{done: make(chan struct{})}
+		results[i].r.w = &results[i].out
+	}
+	order := make([]int, len(labs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		ca, cb := first(labs[a]), first(labs[b])
+		switch {
+		case ca && !cb:
+			return -1
+		case cb && !ca:
+			return 1
+		}
+		return 0
+	})
+	next := make(chan int, len(order))
+	for _, i := range order {
+		next <- i
+	}
+	close(next)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range min(labWorkers, len(labs)) {
+		wg.Go(func() {
+			for i := range next {
+				res := results[i]
+				fmt.Fprintf(&res.out, "\nLab %s\n", labs[i].Name)
+				res.err = check(ctx, &res.r, labs[i])
+				close(res.done)
+			}
+		})
+	}
+	defer wg.Wait()
+	noted := map[string]bool{}
+	for _, res := range results {
+		<-res.done
+		for _, line := range strings.SplitAfter(res.out.String(), "\n") {
+			if strings.HasPrefix(line, "note ") {
+				if noted[line] {
+					continue
+				}
+				noted[line] = true
+			}
+			io.WriteString(w, line)
+		}
+		r.passed += res.r.passed
+		r.failed += res.r.failed
+		if res.err != nil {
+			cancel()
+			return res.err
+		}
+	}
+	return nil
+}
+
+// isCapstone reports whether l's tests play the game day (see
+// testSource.capstone); false when they cannot be read.
+func (ws *workspace) isCapstone(l lab) bool {
+	info, err := ws.labInfo(l)
+	return err == nil && info.Tests.capstone(ws.module)
 }
 
 // verifyLab runs every clause of the lab contract on one lab, in the order
