@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -204,17 +205,11 @@ func readLearnerRow(file string) (*learnerRow, error) {
 		ranAt = at.UTC().Format(time.RFC3339)
 	}
 	row := &learnerRow{file: file, learner: cleanCell(r.Learner), ranAt: ranAt, labs: map[int]*labCell{}, scores: map[int]int{}}
+	if err := checkScores(r); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
 	for lab, sc := range r.Scores {
-		m := labDirName.FindStringSubmatch(lab)
-		if m == nil {
-			return nil, fmt.Errorf("%s: scores: %q is not a lab's directory name (like 10-game-day)", file, cleanCell(lab))
-		}
-		for _, v := range []int{sc.Yours, sc.Starter, sc.Reference} {
-			if v < 0 || v > 100 {
-				return nil, fmt.Errorf("%s: scores: %s holds %d, not a score from 0 to 100", file, lab, v)
-			}
-		}
-		id, _ := strconv.Atoi(m[1])
+		id, _ := strconv.Atoi(lab[:2])
 		row.scores[id] = sc.Yours
 	}
 	if row.learner == "" {
@@ -247,6 +242,40 @@ func readLearnerRow(file string) (*learnerRow, error) {
 		}
 	}
 	return row, nil
+}
+
+// checkScores checks r's scores as gather relies on them: each is a lab's
+// directory name that the file has steps of (the lab field of its
+// tests), one name per lab number, three scores from 0 to 100 and a seed
+// that is not negative. Decoding has already refused a score that is not
+// a whole number.
+func checkScores(r *classResults) error {
+	labs := map[string]bool{}
+	for _, t := range r.Tests {
+		labs[t.Lab] = true
+	}
+	names := slices.Sorted(maps.Keys(r.Scores))
+	byNumber := map[string]string{}
+	for _, lab := range names {
+		sc := r.Scores[lab]
+		switch {
+		case !labDirName.MatchString(lab):
+			return fmt.Errorf("scores: %q is not a lab's directory name (like 10-game-day)", cleanCell(lab))
+		case !labs[lab]:
+			return fmt.Errorf("scores: %s has a score but the file has no step of it", lab)
+		case byNumber[lab[:2]] != "":
+			return fmt.Errorf("scores: %s and %s are two names for lab %s", byNumber[lab[:2]], lab, lab[:2])
+		case sc.Seed < 0:
+			return fmt.Errorf("scores: %s was played on seed %d; seeds are not negative", lab, sc.Seed)
+		}
+		byNumber[lab[:2]] = lab
+		for _, v := range []int{sc.Yours, sc.Starter, sc.Reference} {
+			if v < 0 || v > 100 {
+				return fmt.Errorf("scores: %s holds %d, not a score from 0 to 100", lab, v)
+			}
+		}
+	}
+	return nil
 }
 
 // parseResultsV3 decodes a results.json and checks what gather relies on:

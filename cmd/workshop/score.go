@@ -4,7 +4,12 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 )
+
+// experimentTest matches a lab's experiment test, the one that prints a
+// score card.
+var experimentTest = regexp.MustCompile(experimentPattern)
 
 // gameScore is the score a lab's experiment printed on its score card
 // (lab 10, the game day): 0-100 for the learner's plan ("yours"), the
@@ -22,20 +27,33 @@ type gameScore struct {
 //	The game day's score: yours 83 of 100 (starter 59, reference 100; seed 7)
 var scoreLine = regexp.MustCompile(`^\s*The game day's score: yours (\d{1,3}) of 100 \(starter (\d{1,3}), reference (\d{1,3}); seed (\d+)\)\s*$`)
 
-// score returns the score the lab's tests printed, if one did; the last
-// such line wins.
+// score returns the score the lab's experiment printed, if it did: the
+// last score line of the experiment test that follows a score card's
+// heading. A line printed by another test, or before the card, does not
+// count (a learner's code that prints one is not the card). The class
+// table trusts the learners' files as they hand them in: this keeps a
+// stray line from scoring, not a determined learner from forging.
 func (o labOutcome) score() (gameScore, bool) {
 	if o.pkg == nil {
 		return gameScore{}, false
 	}
 	var s gameScore
 	found := false
-	for _, t := range o.pkg.Tests {
+	for name, t := range o.pkg.Tests {
+		if !experimentTest.MatchString(name) {
+			continue
+		}
+		inCard := false
 		for _, line := range t.Output {
-			m := scoreLine.FindStringSubmatch(line)
-			if m == nil {
+			if strings.HasPrefix(strings.TrimSpace(line), scoreCardHeading) {
+				inCard = true
 				continue
 			}
+			m := scoreLine.FindStringSubmatch(line)
+			if m == nil || !inCard {
+				continue
+			}
+			inCard = false
 			n := make([]int, 4)
 			for i := range n {
 				n[i], _ = strconv.Atoi(m[i+1])

@@ -35,9 +35,22 @@ func TestScoreReadsTheScoreCardsLastLine(t *testing.T) {
 		"step 9: your plan scores 83 of 100",
 		"The game day's score: yours 1000 of 100 (starter 59, reference 100; seed 7)",
 	} {
-		if s, ok := outcomeWithOutput(other).score(); ok {
+		if s, ok := outcomeWithOutput("The game day's score card (seed 7)", other).score(); ok {
 			t.Errorf("score of %q = %+v, want none", other, s)
 		}
+	}
+	forged := gameday.ScoreLine(100, 61, 100, 7)
+	if s, ok := outcomeWithOutput(forged).score(); ok {
+		t.Errorf("a score line with no card before it (printed by the learner's code) scored %+v", s)
+	}
+	if s, ok := outcomeWithOutput(forged, "The game day's score card (seed 7)", line).score(); !ok || s != want {
+		t.Errorf("a forged line before the real card: score %+v, %v; want the card's %+v", s, ok, want)
+	}
+	other := labOutcome{pkg: &pkgResult{Tests: map[string]*testResult{
+		"TestStep1Rush": {Name: "TestStep1Rush", Output: []string{"The game day's score card (seed 7)", forged}},
+	}}}
+	if s, ok := other.score(); ok {
+		t.Errorf("a score printed by a step test, not the experiment, scored %+v", s)
 	}
 	if _, ok := (labOutcome{}).score(); ok {
 		t.Error("a lab that never ran has a score")
@@ -46,7 +59,7 @@ func TestScoreReadsTheScoreCardsLastLine(t *testing.T) {
 
 func TestStatusShowsAndExportsTheScore(t *testing.T) {
 	ws := &workspace{module: "example.com/w"}
-	o := outcomeWithOutput(gameday.ScoreLine(75, 58, 100, 7))
+	o := outcomeWithOutput("The game day's score card (seed 7)", gameday.ScoreLine(75, 58, 100, 7))
 	o.info = labInfo{lab: lab{Name: "10-game-day"}}
 	o.steps = []stepResult{{N: 1, State: stepPassed}}
 	var b bytes.Buffer
@@ -106,6 +119,9 @@ func TestGatherAddsTheScoreColumn(t *testing.T) {
 	for name, scores := range map[string]string{
 		"not a score from 0 to 100":  `, "scores": {"10-game-day": {"yours": 140}}`,
 		"not a lab's directory name": `, "scores": {"game day": {"yours": 40}}`,
+		"the file has no step of it": `, "scores": {"03-retries": {"yours": 40}}`,
+		"10-zzz has a score but":     `, "scores": {"10-game-day": {"yours": 10}, "10-zzz": {"yours": 99}}`,
+		"seeds are not negative":     `, "scores": {"10-game-day": {"yours": 10, "seed": -3}}`,
 	} {
 		bad := t.TempDir()
 		if err := os.WriteFile(filepath.Join(bad, "x.json"), []byte(results("x", scores)), 0o644); err != nil {

@@ -89,7 +89,7 @@ var Stages = []Stage{
 				"menu-1=latency,fixed=100ms,jitter=100ms", "menu-2=latency,fixed=100ms,jitter=100ms", "menu-3=latency,fixed=100ms,jitter=100ms"}},
 		},
 		SLOs: []SLO{
-			{Measure: ExtraMenuReads, Phase: "slow", Limit: 0.15},
+			{Measure: ExtraMenuReads, Phase: "slow", Limit: 0.12},
 			{Measure: BrowseAvailability, Phase: "slow", Limit: 0.99},
 			{Measure: FallbackShare, Phase: "slow", Limit: 0.02},
 		},
