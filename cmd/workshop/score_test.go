@@ -151,3 +151,13 @@ func TestCapstoneIsTheLabWhoseTestsPlayTheGameDay(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckScoresRefusesTwoNamesForOneLab(t *testing.T) {
+	r := &classResults{
+		Tests:  []classTest{{Lab: "10-game-day"}, {Lab: "10-zzz"}},
+		Scores: map[string]gameScore{"10-game-day": {Yours: 10}, "10-zzz": {Yours: 99}},
+	}
+	if err := checkScores(r); err == nil || !strings.Contains(err.Error(), "two names for lab 10") {
+		t.Errorf("checkScores = %v; want two names for lab 10 refused", err)
+	}
+}
