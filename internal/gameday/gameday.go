@@ -23,6 +23,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -292,12 +293,7 @@ func placeOne(sys *system.System, hc *http.Client, i int) (string, error) {
 
 // cutTarget splits "service:route" ("payment:POST /charges").
 func cutTarget(target string) (service, route string, ok bool) {
-	for i := range target {
-		if target[i] == ':' {
-			return target[:i], target[i+1:], true
-		}
-	}
-	return target, "", false
+	return strings.Cut(target, ":")
 }
 
 // hasTarget reports whether spec's rule is on target.

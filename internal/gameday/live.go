@@ -101,28 +101,22 @@ func (l *Live) build() {
 	}
 	var at time.Duration
 	var on []string // the targets of the stage's faults still set
-	clear := func(at time.Duration) {
-		for _, target := range on {
-			add(at, none, scenario.Step{Clear: target})
-			for _, n := range normalFor(target) {
-				add(at, none, scenario.Step{Fault: n})
-			}
+	// clear removes the rule on target; a cleared Normal rule comes back.
+	clear := func(at time.Duration, target string) {
+		add(at, none, scenario.Step{Clear: target})
+		for _, n := range normalFor(target) {
+			add(at, none, scenario.Step{Fault: n})
 		}
-		on = nil
+		on = slices.DeleteFunc(on, func(t string) bool { return t == target })
 	}
 	for i, s := range Stages {
 		ls := liveStage{Stage: s, phases: s.phases(ExampleSeed)}
 		add(at, none, scenario.Step{Load: &scenario.Load{Rate: s.Rate, Mix: loadMix(s.Mix)},
 			Note: fmt.Sprintf("stage %d of %d, %s: %s", i+1, len(Stages), s.Name, s.Incident)})
 		for j, ph := range ls.phases {
-			// As in Play: a phase's faults stay until a phase clears them;
-			// a cleared Normal rule comes back.
+			// As in Play: a phase's faults stay until a phase clears them.
 			for _, target := range ph.Clear {
-				add(at, none, scenario.Step{Clear: target})
-				for _, n := range normalFor(target) {
-					add(at, none, scenario.Step{Fault: n})
-				}
-				on = slices.DeleteFunc(on, func(t string) bool { return t == target })
+				clear(at, target)
 			}
 			for _, spec := range ph.Faults {
 				add(at, none, scenario.Step{Fault: spec})
@@ -131,7 +125,9 @@ func (l *Live) build() {
 			add(at, boundary{i, j}, scenario.Step{Note: fmt.Sprintf("stage %s, phase %s", s.Name, ph.Name)})
 			at += ph.For
 		}
-		clear(at)
+		for _, target := range slices.Clone(on) {
+			clear(at, target)
+		}
 		add(at, boundary{i, len(ls.phases)}, scenario.Step{Load: &scenario.Load{Rate: NormalRate, Mix: loadMix(normalMix)},
 			Note: fmt.Sprintf("stage %s is over: a breather of %v before it is judged", s.Name, Breather)})
 		at += Breather

@@ -2,6 +2,8 @@ package gameday
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gophereats/resilience/fooddelivery"
@@ -150,7 +152,7 @@ func combined(seed int64) []Phase {
 		i := int(fooddelivery.Draw(seed, "gameday-incident", k) * float64(len(incidents)))
 		spec := incidents[i][0]
 		payment := i < 3
-		if (payment && usedPayment) || contains(picked, spec) {
+		if (payment && usedPayment) || slices.Contains(picked, spec) {
 			continue
 		}
 		usedPayment = usedPayment || payment
@@ -167,21 +169,11 @@ func combined(seed int64) []Phase {
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // target is the "service[:route]" of a rule in the -fault syntax.
 func target(spec string) string {
-	for i := range spec {
-		if spec[i] == '=' {
-			return spec[:i]
-		}
+	t, _, ok := strings.Cut(spec, "=")
+	if !ok {
+		panic(fmt.Sprintf("gameday: %q is not a fault rule", spec))
 	}
-	panic(fmt.Sprintf("gameday: %q is not a fault rule", spec))
+	return t
 }
