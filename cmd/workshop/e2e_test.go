@@ -12,6 +12,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gophereats/resilience/cmd/workshop/internal/class"
+	"github.com/gophereats/resilience/cmd/workshop/internal/contract"
+	"github.com/gophereats/resilience/cmd/workshop/internal/lab"
+	"github.com/gophereats/resilience/cmd/workshop/internal/learner"
+	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
+	"github.com/gophereats/resilience/cmd/workshop/internal/testkit"
 )
 
 // fixture is a tiny workshop: one lab with two steps, its solution, a mutant
@@ -140,7 +147,7 @@ func newFixtureRepo(t *testing.T) string {
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
 	t.Setenv("GOFLAGS", "")
-	useTempCacheDir(t)
+	testkit.UseTempCacheDir(t)
 	root := t.TempDir()
 	writeFixture(t, root)
 	gitIn(t, root, "init", "-q")
@@ -163,8 +170,8 @@ func TestVerifyFixtureLab(t *testing.T) {
 	var out bytes.Buffer
 
 	// The learner solves step 1: verify must still check the pinned starter.
-	learner := strings.Replace(fixture["labs/01-timeouts/timeouts.go"], "func Budget() int { return 0 }", "func Budget() int { return 2 }", 1)
-	if err := os.WriteFile(filepath.Join(root, "labs", "01-timeouts", "timeouts.go"), []byte(learner), 0o644); err != nil {
+	edited := strings.Replace(fixture["labs/01-timeouts/timeouts.go"], "func Budget() int { return 0 }", "func Budget() int { return 2 }", 1)
+	if err := os.WriteFile(filepath.Join(root, "labs", "01-timeouts", "timeouts.go"), []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -191,8 +198,8 @@ func TestVerifyFixtureLab(t *testing.T) {
 		if err := run(ctx, []string{"workshop", "-C", root, "status", "-json", "-name", "alice"}, &stdout, &stderr); err != nil {
 			t.Fatalf("status -json: %v\n%s", err, stderr.String())
 		}
-		r := decodeClassResults(t, stdout.Bytes(), 9)
-		if r.Status != resultFail || r.Learner != "alice" || len(r.Commit) < 40 || r.RanAt == "" {
+		r := decodeResults(t, stdout.Bytes())
+		if r.Status != class.ResultFail || r.Learner != "alice" || len(r.Commit) < 40 || r.RanAt == "" {
 			t.Errorf("top level: got status %q learner %q commit %q ran_at %q, want fail, alice, the HEAD commit and a time",
 				r.Status, r.Learner, r.Commit, r.RanAt)
 		}
@@ -200,10 +207,10 @@ func TestVerifyFixtureLab(t *testing.T) {
 			t.Fatalf("got %d tests, want 2 (one per step):\n%s", len(r.Tests), stdout.String())
 		}
 		one, two := r.Tests[0], r.Tests[1]
-		if one.Name != "Lab 01 timeouts, step 1: Give up within the budget" || one.Status != resultPass || one.TaskID != 1 || one.RanAt == "" {
+		if one.Name != "Lab 01 timeouts, step 1: Give up within the budget" || one.Status != class.ResultPass || one.TaskID != 1 || one.RanAt == "" {
 			t.Errorf("step 1: got %+v", one)
 		}
-		if two.Name != "Lab 01 timeouts, step 2: Run the experiment" || two.Status != resultFail ||
+		if two.Name != "Lab 01 timeouts, step 2: Run the experiment" || two.Status != class.ResultFail ||
 			!strings.Contains(two.Message, "TestStep2Experiment failed:\n") || !strings.Contains(two.Message, "ratio 0, want 5: see step 2") {
 			t.Errorf("step 2: got %+v, want fail with the test's story", two)
 		}
@@ -225,12 +232,12 @@ func TestVerifyFixtureLab(t *testing.T) {
 		if err := run(ctx, []string{"workshop", "-C", root, "status", "-json", "-name", "bob"}, &stdout, &stderr); err != nil {
 			t.Fatalf("status -json on a lab that does not compile: %v, want exit status 0", err)
 		}
-		r = decodeClassResults(t, stdout.Bytes(), 9)
-		if r.Status != resultError || !strings.Contains(r.Message, "undefined: missing") {
+		r = decodeResults(t, stdout.Bytes())
+		if r.Status != class.ResultError || !strings.Contains(r.Message, "undefined: missing") {
 			t.Errorf("top level: got status %q message %q, want error with the compile error", r.Status, r.Message)
 		}
 		for _, test := range r.Tests {
-			if test.Status != resultError || !strings.Contains(test.Message, "undefined: missing") {
+			if test.Status != class.ResultError || !strings.Contains(test.Message, "undefined: missing") {
 				t.Errorf("%s: got %q %q, want error with the compile error", test.Name, test.Status, test.Message)
 			}
 		}
@@ -241,7 +248,7 @@ func TestVerifyFixtureLab(t *testing.T) {
 		if err := run(ctx, []string{"workshop", "gather", files}, &stdout, &stderr); err != nil {
 			t.Fatalf("gather: %v\n%s", err, stderr.String())
 		}
-		got := tableCells(stdout.String())
+		got := testkit.TableCells(stdout.String())
 		if len(got) != 4 || !slices.Equal(got[1][:3], []string{"alice", "1/2", "1/2"}) || !slices.Equal(got[2][:3], []string{"bob", "build error", "0/2"}) {
 			t.Errorf("gather: got %q, want alice 1/2 and bob build error:\n%s", got, stdout.String())
 		}
@@ -250,7 +257,7 @@ func TestVerifyFixtureLab(t *testing.T) {
 	t.Run("check summarises the failing step", func(t *testing.T) {
 		out.Reset()
 		err := run(ctx, []string{"workshop", "-C", root, "check", "01"}, &out, &out)
-		if !errors.Is(err, errFailed) {
+		if !errors.Is(err, repo.ErrFailed) {
 			t.Fatalf("check: got %v, want errFailed\n%s", err, out.String())
 		}
 		if want := "ratio 0, want 5: see step 2"; !strings.Contains(out.String(), want) {
@@ -259,7 +266,7 @@ func TestVerifyFixtureLab(t *testing.T) {
 	})
 
 	t.Run("hint shows the next hint of the first failing step, one per call", func(t *testing.T) {
-		cache := useTempCacheDir(t)
+		cache := testkit.UseTempCacheDir(t)
 		hint := func(args ...string) string {
 			t.Helper()
 			out.Reset()
@@ -290,7 +297,9 @@ func TestVerifyFixtureLab(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var state hintState
+		var state struct {
+			Repos map[string]map[string]map[int]int `json:"repos"`
+		}
 		resolved, _ := filepath.EvalSymlinks(root) // macOS's /var is /private/var
 		if err := json.Unmarshal(data, &state); err != nil || state.Repos[resolved]["01-timeouts"][2] != 0b11 {
 			t.Errorf("state file: %v, %s; want hints 1 and 2 of step 2 shown for lab 01 of %s", err, data, root)
@@ -318,7 +327,7 @@ func TestVerifyFixtureLab(t *testing.T) {
 		t.Cleanup(func() { os.WriteFile(file, good, 0o644) })
 		os.WriteFile(file, append(good, "func broken() int { return missing }\n"...), 0o644)
 		out.Reset()
-		if err := run(ctx, []string{"workshop", "-C", root, "hint", "01"}, &out, &out); !errors.Is(err, errFailed) {
+		if err := run(ctx, []string{"workshop", "-C", root, "hint", "01"}, &out, &out); !errors.Is(err, repo.ErrFailed) {
 			t.Errorf("hint on a lab that does not compile: got %v, want errFailed", err)
 		}
 		expect(out.String(), "does not compile: fix the compile error first", "undefined: missing")
@@ -345,8 +354,8 @@ func TestVerifyFixtureLab(t *testing.T) {
 
 		out.Reset()
 		err := run(ctx, []string{"workshop", "-C", root, "live", "01", "-fail"}, &out, &out)
-		var status *exitError
-		if !errors.As(err, &status) || status.code != 3 {
+		var status *learner.ExitError
+		if !errors.As(err, &status) || status.Code != 3 {
 			t.Errorf("live 01 -fail: got %v, want the system's exit status 3", err)
 		}
 	})
@@ -363,7 +372,7 @@ func TestVerifyFixtureLab(t *testing.T) {
 		}
 		out.Reset()
 		err = run(ctx, []string{"workshop", "-C", root, "live", "01"}, &out, &out)
-		if !errors.Is(err, errFailed) {
+		if !errors.Is(err, repo.ErrFailed) {
 			t.Errorf("live 01 on a lab that does not compile: got %v, want errFailed", err)
 		}
 		for _, want := range []string{"lab 01-timeouts does not compile:", "timeouts.go", "undefined: missing"} {
@@ -404,31 +413,31 @@ func TestVerifyFixtureLab(t *testing.T) {
 
 		out.Reset()
 		err := run(ctx, []string{"workshop", "-C", root, "mutant", "01", "wrong-claim"}, &out, &out)
-		if !errors.Is(err, errFailed) || !strings.Contains(out.String(), "NOT CAUGHT: step 2 passes against the mutant (failing instead: step 1)") {
+		if !errors.Is(err, repo.ErrFailed) || !strings.Contains(out.String(), "NOT CAUGHT: step 2 passes against the mutant (failing instead: step 1)") {
 			t.Errorf("mutant 01 wrong-claim: got %v, want errFailed and NOT CAUGHT:\n%s", err, out.String())
 		}
 
 		out.Reset()
 		err = run(ctx, []string{"workshop", "-C", root, "mutant", "01", "off-by-two"}, &out, &out)
-		if !errors.Is(err, errFailed) || !strings.Contains(out.String(), `no mutant "off-by-two"`) || strings.Contains(out.String(), "usage:") {
+		if !errors.Is(err, repo.ErrFailed) || !strings.Contains(out.String(), `no mutant "off-by-two"`) || strings.Contains(out.String(), "usage:") {
 			t.Errorf("mutant 01 off-by-two: got %v, want errFailed naming the mutant, without the usage:\n%s", err, out.String())
 		}
 	})
 
 	t.Run("verify runs the lab contract", func(t *testing.T) {
 		out.Reset()
-		ws, err := openWorkspace(root, &out, &out)
+		ws, err := repo.Open(root, &out, &out)
 		if err != nil {
 			t.Fatal(err)
 		}
-		manifest, _, err := ws.readManifest()
+		manifest, _, err := lab.ReadManifest(ws)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &report{w: &out}
-		opts := verifyOptions{race: false, manifest: manifest, tmp: t.TempDir(), starters: map[string]string{}, startersMu: &sync.Mutex{}}
-		l := lab{Name: "01-timeouts", Present: true}
-		if err := ws.verifyLab(ctx, r, l, opts); err != nil {
+		r := &contract.Report{W: &out}
+		opts := contract.VerifyOptions{Race: false, Manifest: manifest, Tmp: t.TempDir(), Starters: map[string]string{}, StartersMu: &sync.Mutex{}}
+		l := lab.Lab{Name: "01-timeouts", Present: true}
+		if err := contract.VerifyLab(ws, ctx, r, l, opts); err != nil {
 			t.Fatal(err)
 		}
 		// The learner's copy no longer has the API the running system
@@ -437,7 +446,7 @@ func TestVerifyFixtureLab(t *testing.T) {
 		edited, _ := os.ReadFile(file)
 		t.Cleanup(func() { os.WriteFile(file, edited, 0o644) })
 		os.WriteFile(file, []byte(strings.Replace(string(edited), "func Budget()", "func Budget2()", 1)), 0o644)
-		if err := ws.verifyLearnerBuild(ctx, r, []lab{l}, opts); err != nil {
+		if err := contract.VerifyLearnerBuild(ws, ctx, r, []lab.Lab{l}, opts); err != nil {
 			t.Fatal(err)
 		}
 		text := out.String()
@@ -459,8 +468,21 @@ func TestVerifyFixtureLab(t *testing.T) {
 				t.Errorf("verify output lacks %q", want)
 			}
 		}
-		if r.failed != 1 {
-			t.Errorf("got %d failed checks, want 1 (the wrong-claim mutant)", r.failed)
+		if r.Failed != 1 {
+			t.Errorf("got %d failed checks, want 1 (the wrong-claim mutant)", r.Failed)
 		}
 	})
+}
+
+// decodeResults decodes a status -json file whole, refusing a field the
+// types do not know (internal/class's tests check the shape's invariants).
+func decodeResults(t *testing.T, data []byte) class.Results {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var r class.Results
+	if err := dec.Decode(&r); err != nil || r.Version != 3 {
+		t.Fatalf("status -json printed no results.json of version 3 (%v):\n%s", err, data)
+	}
+	return r
 }

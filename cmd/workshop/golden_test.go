@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gophereats/resilience/cmd/workshop/internal/learner"
+	"github.com/gophereats/resilience/cmd/workshop/internal/testkit"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/golden/ from this run's output")
@@ -66,7 +69,7 @@ func TestOutputsUnchanged(t *testing.T) {
 		{"hint-3", []string{"-C", root, "hint", "01"}, ""},
 		{"mutant-list", []string{"-C", root, "mutant", "01"}, ""},
 		{"mutant-show", []string{"-C", root, "mutant", "01", "off-by-one"}, ""},
-		{"gather", []string{"gather", filepath.Join("testdata", "gather")}, ""},
+		{"gather", []string{"gather", filepath.Join("internal", "class", "testdata", "gather")}, ""},
 		{"verify", []string{"-C", root, "verify"}, ""},
 		{"usage", []string{"frobnicate"}, ""},
 	}
@@ -82,11 +85,11 @@ func TestOutputsUnchanged(t *testing.T) {
 
 	// watch --manual: the first run, then quit.
 	in, typed := io.Pipe()
-	out := &syncBuffer{}
+	out := &testkit.SyncBuffer{}
 	ws := fixtureWorkspace(t, root, in, out)
 	done := make(chan error, 1)
-	go func() { done <- ws.watch(ctx, "01", true) }()
-	waitFor(t, out, "Manual mode:")
+	go func() { done <- learner.Watch(ws, ctx, "01", true) }()
+	testkit.WaitFor(t, out, "Manual mode:")
 	io.WriteString(typed, "quit\n")
 	select {
 	case err := <-done:

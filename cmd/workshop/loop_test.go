@@ -8,49 +8,21 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/gophereats/resilience/cmd/workshop/internal/learner"
+	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
+	"github.com/gophereats/resilience/cmd/workshop/internal/testkit"
 )
 
-// syncBuffer is a bytes.Buffer safe for a writer and a poller.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// waitFor polls out until it contains want, for up to a minute of real
-// time (a busy machine builds slowly; the test never fails for that alone).
-func waitFor(t *testing.T, out *syncBuffer, want string) {
+func fixtureWorkspace(t *testing.T, root string, stdin io.Reader, out io.Writer) *repo.Workspace {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(out.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after a minute the output still lacks %q:\n%s", want, out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func fixtureWorkspace(t *testing.T, root string, stdin io.Reader, out io.Writer) *workspace {
-	t.Helper()
-	ws, err := openWorkspace(root, out, out)
+	ws, err := repo.Open(root, out, out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws.stdin = stdin
+	ws.Stdin = stdin
 	return ws
 }
 
@@ -105,7 +77,7 @@ func TestReset(t *testing.T) {
 	var out bytes.Buffer
 	ws := fixtureWorkspace(t, root, strings.NewReader(""), &out)
 
-	if err := ws.reset(ctx, "01", false); err != nil {
+	if err := learner.Reset(ws, ctx, "01", false); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "already the pristine starter: nothing to reset") {
@@ -121,7 +93,7 @@ func TestReset(t *testing.T) {
 
 	out.Reset()
 	ws = fixtureWorkspace(t, root, strings.NewReader("n\n"), &out)
-	if err := ws.reset(ctx, "01", false); err != nil {
+	if err := learner.Reset(ws, ctx, "01", false); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "timeouts.go")); !bytes.Equal(got, mine) || !strings.Contains(out.String(), "Nothing changed.") {
@@ -130,7 +102,7 @@ func TestReset(t *testing.T) {
 
 	out.Reset()
 	ws = fixtureWorkspace(t, root, strings.NewReader("y\n"), &out)
-	if err := ws.reset(ctx, "01", false); err != nil {
+	if err := learner.Reset(ws, ctx, "01", false); err != nil {
 		t.Fatal(err)
 	}
 	t.Log(out.String())
@@ -152,7 +124,7 @@ func TestReset(t *testing.T) {
 	}
 	// The backup is outside every Go package: the lab still builds.
 	var status bytes.Buffer
-	if err := run(ctx, []string{"workshop", "-C", root, "check", "01"}, &status, &status); !errors.Is(err, errFailed) || !strings.Contains(status.String(), "0 of 2 steps passed") {
+	if err := run(ctx, []string{"workshop", "-C", root, "check", "01"}, &status, &status); !errors.Is(err, repo.ErrFailed) || !strings.Contains(status.String(), "0 of 2 steps passed") {
 		t.Errorf("check after reset: %v\n%s", err, status.String())
 	}
 }
@@ -162,7 +134,7 @@ func TestSolutionAsksBeforeThePass(t *testing.T) {
 	ctx := context.Background()
 	var out bytes.Buffer
 	ws := fixtureWorkspace(t, root, strings.NewReader("\n"), &out)
-	if err := ws.solution(ctx, "01", false); err != nil {
+	if err := learner.Solution(ws, ctx, "01", false); err != nil {
 		t.Fatal(err)
 	}
 	if got := out.String(); !strings.Contains(got, "does not pass yet (0 of 2 steps pass)") || strings.Contains(got, "(reference)") {
@@ -170,7 +142,7 @@ func TestSolutionAsksBeforeThePass(t *testing.T) {
 	}
 	out.Reset()
 	ws = fixtureWorkspace(t, root, strings.NewReader("y\n"), &out)
-	if err := ws.solution(ctx, "01", false); err != nil {
+	if err := learner.Solution(ws, ctx, "01", false); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -190,36 +162,36 @@ func TestSolutionAsksBeforeThePass(t *testing.T) {
 func TestWatchManual(t *testing.T) {
 	root := newFixtureRepo(t)
 	in, typed := io.Pipe()
-	out := &syncBuffer{}
+	out := &testkit.SyncBuffer{}
 	ws := fixtureWorkspace(t, root, in, out)
 	done := make(chan error, 1)
-	go func() { done <- ws.watch(context.Background(), "01", true) }()
+	go func() { done <- learner.Watch(ws, context.Background(), "01", true) }()
 
-	waitFor(t, out, "0 of 2 steps passed")
-	waitFor(t, out, "Manual mode: save your changes, then press Enter to re-run.")
+	testkit.WaitFor(t, out, "0 of 2 steps passed")
+	testkit.WaitFor(t, out, "Manual mode: save your changes, then press Enter to re-run.")
 	if !strings.Contains(out.String(), "step 1: Give up within the budget") || !strings.Contains(out.String(), "the budget is 0s") {
 		t.Errorf("watch must show the first failing step and its story:\n%s", out.String())
 	}
 	solveStep1(t, root)
 	io.WriteString(typed, "\n")
-	waitFor(t, out, "1 of 2 steps passed")
+	testkit.WaitFor(t, out, "1 of 2 steps passed")
 	io.WriteString(typed, "hint\n")
-	waitFor(t, out, "The ratio is a constant.")
+	testkit.WaitFor(t, out, "The ratio is a constant.")
 	io.WriteString(typed, "solution\n")
-	waitFor(t, out, "Show it anyway? [y/N]")
+	testkit.WaitFor(t, out, "Show it anyway? [y/N]")
 	io.WriteString(typed, "n\n")
-	waitFor(t, out, "Nothing shown.")
+	testkit.WaitFor(t, out, "Nothing shown.")
 	io.WriteString(typed, "frobnicate\n")
-	waitFor(t, out, `Unknown command "frobnicate"`)
+	testkit.WaitFor(t, out, `Unknown command "frobnicate"`)
 	// The lab passes: watch says so, and offers the reference at once.
 	file := filepath.Join(root, "labs", "01-timeouts", "timeouts.go")
 	solved, _ := os.ReadFile(filepath.Join(root, "solutions", "01-timeouts", "timeouts.go"))
 	os.WriteFile(file, solved, 0o644)
 	io.WriteString(typed, "\n")
-	waitFor(t, out, "Lab 01 passes. Well done!")
-	waitFor(t, out, "Every lab passes: the workshop is done.")
+	testkit.WaitFor(t, out, "Lab 01 passes. Well done!")
+	testkit.WaitFor(t, out, "Every lab passes: the workshop is done.")
 	io.WriteString(typed, "solution\n")
-	waitFor(t, out, "timeouts.go is the same as the reference.")
+	testkit.WaitFor(t, out, "timeouts.go is the same as the reference.")
 	io.WriteString(typed, "quit\n")
 	select {
 	case err := <-done:
@@ -238,12 +210,12 @@ func TestWatchSeesASave(t *testing.T) {
 	root := newFixtureRepo(t)
 	in, typed := io.Pipe()
 	defer typed.Close()
-	out := &syncBuffer{}
+	out := &testkit.SyncBuffer{}
 	ws := fixtureWorkspace(t, root, in, out)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ws.watch(ctx, "01", false) }()
-	waitFor(t, out, "Watching labs/01-timeouts/")
+	go func() { done <- learner.Watch(ws, ctx, "01", false) }()
+	testkit.WaitFor(t, out, "Watching labs/01-timeouts/")
 
 	file := filepath.Join(root, "labs", "01-timeouts", "timeouts.go")
 	tmp := file + ".tmp~"
@@ -254,7 +226,7 @@ func TestWatchSeesASave(t *testing.T) {
 	if err := os.Rename(tmp, file); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, out, "1 of 2 steps passed")
+	testkit.WaitFor(t, out, "1 of 2 steps passed")
 	cancel()
 	select {
 	case err := <-done:
@@ -284,8 +256,8 @@ func TestCommandLine(t *testing.T) {
 		"gather":       "gather needs the learners' status -json files",
 	} {
 		err := run(context.Background(), append([]string{"workshop"}, strings.Fields(args)...), io.Discard, io.Discard)
-		var u *usageError
-		if !errors.Is(err, errUsage) || !errors.As(err, &u) || !strings.Contains(u.msg, want) {
+		var u *repo.UsageError
+		if !errors.Is(err, repo.ErrUsage) || !errors.As(err, &u) || !strings.Contains(u.Msg, want) {
 			t.Errorf("%s: got %v, want a usage error saying %q", args, err, want)
 		}
 	}

@@ -7,7 +7,7 @@
 // Usage, from anywhere inside the repository:
 //
 //	go run ./cmd/workshop               status of every lab and the next thing to do
-//	go run ./cmd/workshop status -json  the same as a results.json (Exercism test runner, version 3; see classResults)
+//	go run ./cmd/workshop status -json  the same as a results.json (Exercism test runner, version 3; see class.Results)
 //	go run ./cmd/workshop gather DIR    merge learners' status -json files into a class table (-csv out.csv)
 //	go run ./cmd/workshop check 01      run lab 01's tests, summarised step by step
 //	go run ./cmd/workshop hint 01       the next hint for lab 01's first failing step; "hint 01 --reset" starts again
@@ -30,7 +30,7 @@
 // what follows is what the tool reads.
 //
 // Labs. A lab is a directory labs/NN-name/ (NN two digits). The nine known labs
-// are listed in knownLabs; a known lab without a directory is shown as
+// are listed in lab.Known; a known lab without a directory is shown as
 // "coming soon", and an unknown labs/NN-name directory is shown too. A lab's
 // editable files are the non-test .go files directly in its directory.
 //
@@ -50,8 +50,8 @@
 // PRODUCTION.md; the rest has at most 2,000 words outside code and tables.
 //
 // Hints. Each lab's hints are in labs/NN-name/HINTS.md (the format is
-// documented in hint.go): a level-2 heading "## Step N" per step, in
-// increasing order, and under it a level-3 heading per hint whose text is
+// documented on lab.ParseHints): a level-2 heading "## Step N" per step,
+// in increasing order, and under it a level-3 heading per hint whose text is
 // the symptom the hint answers (a failure message), its body the Markdown
 // below, the gentlest hint first. hint runs the lab's tests, finds the first
 // step that does not pass and prints that step's next hint not yet shown.
@@ -65,7 +65,7 @@
 // file names, no _test.go file anywhere below it, and NOTES.md. Each file
 // solutions/NN-name/mutants/<pitfall>.txtar is one mutant: old -> new
 // snippets of the reference's files (the format is documented on type
-// mutant and in CONTRIBUTING.md, clause 6); verify applies them to the
+// lab.Mutant and in CONTRIBUTING.md, clause 6); verify applies them to the
 // reference, overlays the result on the lab and runs the lab's tests.
 //
 // Running system. cmd/fooddelivery builds lab NN's code in only with the
@@ -96,14 +96,14 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+
+	"github.com/gophereats/resilience/cmd/workshop/internal/admin"
+	"github.com/gophereats/resilience/cmd/workshop/internal/class"
+	"github.com/gophereats/resilience/cmd/workshop/internal/contract"
+	"github.com/gophereats/resilience/cmd/workshop/internal/lab"
+	"github.com/gophereats/resilience/cmd/workshop/internal/learner"
+	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
 )
-
-// errUsage reports bad arguments; main prints the usage and exits 2.
-var errUsage = errors.New("usage")
-
-// errFailed reports that the command ran and found failures it has already
-// printed; main exits 1 without another message.
-var errFailed = errors.New("failed")
 
 const usage = `usage: go run ./cmd/workshop [-C dir] [command]
 
@@ -146,39 +146,27 @@ Instructors and people writing labs:
   help        this text (also -h, --help)
 `
 
-// usageError is a command line the tool cannot run; main prints what was
-// wrong, then the usage, and exits 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string        { return e.msg }
-func (e *usageError) Is(target error) bool { return target == errUsage }
-
-// badUsage returns a usageError saying what was wrong.
-func badUsage(format string, args ...any) error {
-	return &usageError{fmt.Sprintf(format, args...)}
-}
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	err := run(ctx, os.Args, os.Stdout, os.Stderr)
 	stop()
-	var status *exitError
+	var status *learner.ExitError
 	switch {
 	case err == nil:
-	case errors.Is(err, errUsage):
-		var u *usageError
+	case errors.Is(err, repo.ErrUsage):
+		var u *repo.UsageError
 		if errors.As(err, &u) {
-			fmt.Fprintf(os.Stderr, "workshop: %s\n(go run ./cmd/workshop help lists the commands)\n", u.msg)
+			fmt.Fprintf(os.Stderr, "workshop: %s\n(go run ./cmd/workshop help lists the commands)\n", u.Msg)
 		} else {
 			fmt.Fprint(os.Stderr, usage)
 		}
 		os.Exit(2)
-	case errors.Is(err, errFailed):
+	case errors.Is(err, repo.ErrFailed):
 		os.Exit(1)
 	case errors.Is(err, context.Canceled):
 		os.Exit(130) // interrupted: the shell already shows ^C
 	case errors.As(err, &status):
-		os.Exit(status.code) // the running system's own (live)
+		os.Exit(status.Code) // the running system's own (live)
 	default:
 		fmt.Fprintf(os.Stderr, "workshop: %v\n", err)
 		os.Exit(1)
@@ -191,17 +179,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(io.Discard)
 	dir := fs.String("C", "", "run on the repository at `dir`")
 	if len(args) == 0 {
-		return errUsage
+		return repo.ErrUsage
 	}
 	if err := fs.Parse(args[1:]); errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, usage)
 		return nil
 	} else if err != nil {
-		return badUsage("%v", err)
+		return repo.BadUsage("%v", err)
 	}
 	rest := fs.Args()
 	cmd := "status"
-	var statusOpts statusOptions
+	var statusOpts class.StatusOptions
 	if len(rest) > 0 {
 		cmd, rest = rest[0], rest[1:]
 	}
@@ -215,21 +203,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch cmd {
 	case "status":
 		var err error
-		if statusOpts, err = parseStatusFlags(rest); err != nil {
+		if statusOpts, err = class.ParseStatusFlags(rest); err != nil {
 			return err
 		}
 		rest = nil
 	case "gather": // reads the files named; needs no repository
-		return gather(rest, stdout, stderr)
+		return class.Gather(rest, stdout, stderr)
 	case "hint":
-		if _, _, ok := hintArgs(rest); !ok {
-			return badUsage("hint takes a lab number and optionally --reset, for example: go run ./cmd/workshop hint 05")
+		if _, _, ok := learner.HintArgs(rest); !ok {
+			return repo.BadUsage("hint takes a lab number and optionally --reset, for example: go run ./cmd/workshop hint 05")
 		}
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	case "admin": // talks to a running system; needs no repository
-		return admin(ctx, rest, stdout)
+		return admin.Admin(ctx, rest, stdout)
 	case "live":
 	case "reset", "solution":
 		rest, yes = takeFlag(rest, "-y", "--yes")
@@ -240,34 +228,34 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	ws, err := openWorkspace(*dir, stdout, stderr)
+	ws, err := repo.Open(*dir, stdout, stderr)
 	if err != nil {
 		return err
 	}
 	switch cmd {
 	case "status":
-		if statusOpts.json {
-			return ws.statusJSON(ctx, statusOpts.name)
+		if statusOpts.Json {
+			return class.StatusJSON(ws, ctx, statusOpts.Name)
 		}
-		return ws.status(ctx)
+		return learner.Status(ws, ctx)
 	case "check":
-		return ws.check(ctx, rest[0])
+		return learner.Check(ws, ctx, rest[0])
 	case "watch":
-		return ws.watch(ctx, optional(rest), manual)
+		return learner.Watch(ws, ctx, optional(rest), manual)
 	case "reset":
-		return ws.reset(ctx, rest[0], yes)
+		return learner.Reset(ws, ctx, rest[0], yes)
 	case "solution":
-		return ws.solution(ctx, rest[0], yes)
+		return learner.Solution(ws, ctx, rest[0], yes)
 	case "hint":
-		return ws.hint(ctx, rest)
+		return learner.Hint(ws, ctx, rest)
 	case "live":
-		return ws.live(ctx, rest)
+		return learner.Live(ws, ctx, rest)
 	case "mutant":
-		return ws.mutantCmd(ctx, rest)
+		return contract.MutantCmd(ws, ctx, rest)
 	case "verify":
-		return ws.verify(ctx, optional(rest))
+		return contract.Verify(ws, ctx, optional(rest))
 	default: // "pin"
-		return ws.pin(ctx)
+		return lab.Pin(ws, ctx)
 	}
 }
 
@@ -285,20 +273,20 @@ func checkArgs(cmd string, rest []string) error {
 	case "mutant":
 		min, max = 1, 2
 	default:
-		return badUsage("unknown command %q", cmd)
+		return repo.BadUsage("unknown command %q", cmd)
 	}
 	switch {
 	case len(rest) < min:
-		return badUsage("%s needs a lab number, for example: go run ./cmd/workshop %s 05", cmd, cmd)
+		return repo.BadUsage("%s needs a lab number, for example: go run ./cmd/workshop %s 05", cmd, cmd)
 	case len(rest) > max:
 		if max == 0 {
-			return badUsage("%s takes no arguments, got %q", cmd, strings.Join(rest, " "))
+			return repo.BadUsage("%s takes no arguments, got %q", cmd, strings.Join(rest, " "))
 		}
-		return badUsage("%s takes one lab at most, got %q", cmd, strings.Join(rest, " "))
+		return repo.BadUsage("%s takes one lab at most, got %q", cmd, strings.Join(rest, " "))
 	}
 	for _, a := range rest {
 		if strings.HasPrefix(a, "-") {
-			return badUsage("%s: unknown flag %s", cmd, a)
+			return repo.BadUsage("%s: unknown flag %s", cmd, a)
 		}
 	}
 	return nil
@@ -317,17 +305,6 @@ func takeFlag(args []string, names ...string) ([]string, bool) {
 		out = append(out, a)
 	}
 	return out, found
-}
-
-// noLab is the usage error for a lab argument that names no lab here.
-func noLab(arg string, labs []lab) error {
-	var names []string
-	for _, l := range labs {
-		if l.Present {
-			names = append(names, l.Name)
-		}
-	}
-	return badUsage("no lab %q here; the labs are %s (a number is enough: 05)", arg, strings.Join(names, ", "))
 }
 
 // optional returns the only argument, or "" when there is none.

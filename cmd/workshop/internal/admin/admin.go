@@ -1,0 +1,155 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
+)
+
+const adminUsage = `usage: go run ./cmd/workshop admin [-addr 127.0.0.1:8080] command
+
+Sends one request to the running system's admin API (go run ./cmd/fooddelivery)
+and prints the answer, so no shell has to quote JSON. Commands:
+  faults                    list the fault rules and the routes they may target
+  fault SPEC                add a fault in the -fault syntax: fault payment=hang,max=5s
+                            (a route has a space: fault "payment:POST /charges=error,status=503")
+  unfault SPEC              remove the rule for SPEC's service and route: unfault payment
+  unfault all               remove every rule
+  load                      show the simulated customers' counts
+  load N                    set the customers' rate to N requests a second (0 pauses them)
+  scenarios                 list the scripted incidents
+  scenario NAME             start one: scenario payment-down
+  scenario stop             stop the one running (what it changed is put back)
+  gameday                   show lab 07's game-day switch
+  gameday FEATURE=on|off... force or release lab 07's fallbacks: gameday eta=on menu=off
+  changes                   the change log
+`
+
+// adminRequest is one request of the admin command.
+type adminRequest struct {
+	method, path string
+	body         any // JSON-encoded when not nil
+}
+
+// parseAdmin turns the admin command's words into a request, or errUsage.
+func parseAdmin(args []string) (adminRequest, error) {
+	if len(args) == 0 {
+		return adminRequest{}, repo.ErrUsage
+	}
+	cmd, rest := args[0], args[1:]
+	one := func() (string, bool) { return strings.Join(rest, " "), len(rest) == 1 }
+	switch cmd {
+	case "faults", "load", "scenarios", "gameday", "changes":
+		if len(rest) == 0 {
+			path := map[string]string{"faults": "/admin/faults", "load": "/admin/load", "scenarios": "/admin/scenarios",
+				"gameday": "/admin/gameday", "changes": "/admin/changes"}[cmd]
+			return adminRequest{method: http.MethodGet, path: path}, nil
+		}
+	}
+	switch cmd {
+	case "fault":
+		if spec, ok := one(); ok {
+			return adminRequest{http.MethodPost, "/admin/faults", map[string]string{"spec": spec}}, nil
+		}
+	case "unfault":
+		if spec, ok := one(); ok && spec == "all" {
+			return adminRequest{http.MethodDelete, "/admin/faults?all=true", nil}, nil
+		} else if ok {
+			return adminRequest{http.MethodDelete, "/admin/faults?spec=" + url.QueryEscape(spec), nil}, nil
+		}
+	case "load":
+		if n, ok := one(); ok {
+			rate, err := strconv.Atoi(n)
+			if err != nil {
+				return adminRequest{}, fmt.Errorf("admin load %q: the rate is a whole number of requests a second", n)
+			}
+			return adminRequest{http.MethodPut, "/admin/load", map[string]int{"rate": rate}}, nil
+		}
+	case "scenario":
+		if name, ok := one(); ok && name == "stop" {
+			return adminRequest{http.MethodPost, "/admin/scenario/stop", struct{}{}}, nil
+		} else if ok {
+			return adminRequest{http.MethodPost, "/admin/scenarios/" + url.PathEscape(name) + "/start", struct{}{}}, nil
+		}
+	case "gameday":
+		features := map[string]bool{}
+		for _, kv := range rest {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || (v != "on" && v != "off") {
+				return adminRequest{}, fmt.Errorf("admin gameday %q: write FEATURE=on or FEATURE=off", kv)
+			}
+			features[k] = v == "on"
+		}
+		return adminRequest{http.MethodPut, "/admin/gameday", map[string]any{"features": features}}, nil
+	}
+	return adminRequest{}, repo.ErrUsage
+}
+
+// admin sends the request args describe to the admin API at addr and
+// prints the answer; an answer of 400 or more is an error.
+func Admin(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("admin", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addr := fs.String("addr", "127.0.0.1:8080", "")
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprint(stdout, adminUsage)
+		return repo.ErrFailed
+	}
+	req, err := parseAdmin(fs.Args())
+	if err == repo.ErrUsage {
+		fmt.Fprint(stdout, adminUsage)
+		return repo.ErrFailed
+	}
+	if err != nil {
+		return err
+	}
+	if _, _, err := net.SplitHostPort(*addr); err != nil {
+		return fmt.Errorf("admin -addr %q: want host:port, as the system's banner shows", *addr)
+	}
+	var body io.Reader
+	if req.body != nil {
+		b, err := json.Marshal(req.body)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	hreq, err := http.NewRequestWithContext(ctx, req.method, "http://"+*addr+req.path, body)
+	if err != nil {
+		return err
+	}
+	if req.method != http.MethodGet {
+		hreq.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(hreq)
+	if err != nil {
+		return fmt.Errorf("no answer from the system at %s (is go run ./cmd/fooddelivery running there?): %w", *addr, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return err
+	}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, raw, "", "  ") == nil {
+		raw = append(pretty.Bytes(), '\n')
+	}
+	_, _ = stdout.Write(raw)
+	if resp.StatusCode >= 400 {
+		return fmt.Errorf("the admin API answered HTTP %d", resp.StatusCode)
+	}
+	return nil
+}

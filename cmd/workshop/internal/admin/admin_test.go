@@ -1,0 +1,92 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
+)
+
+func TestAdminCommandsBecomeRequests(t *testing.T) {
+	for _, tc := range []struct {
+		args         string
+		method, path string
+		body         string
+	}{
+		{"faults", "GET", "/admin/faults", ""},
+		{"fault payment=hang,max=5s", "POST", "/admin/faults", `{"spec":"payment=hang,max=5s"}`},
+		{"unfault payment", "DELETE", "/admin/faults?spec=payment", ""},
+		{"unfault all", "DELETE", "/admin/faults?all=true", ""},
+		{"load 20", "PUT", "/admin/load", `{"rate":20}`},
+		{"scenario payment-down", "POST", "/admin/scenarios/payment-down/start", `{}`},
+		{"scenario stop", "POST", "/admin/scenario/stop", `{}`},
+		{"gameday eta=on menu=off", "PUT", "/admin/gameday", `{"features":{"eta":true,"menu":false}}`},
+		{"changes", "GET", "/admin/changes", ""},
+	} {
+		req, err := parseAdmin(strings.Fields(tc.args))
+		if err != nil {
+			t.Errorf("admin %s: %v", tc.args, err)
+			continue
+		}
+		body := ""
+		if req.body != nil {
+			b, _ := json.Marshal(req.body)
+			body = string(b)
+		}
+		if req.method != tc.method || req.path != tc.path || body != tc.body {
+			t.Errorf("admin %s = %s %s %s; want %s %s %s", tc.args, req.method, req.path, body, tc.method, tc.path, tc.body)
+		}
+	}
+	for _, bad := range []string{"", "fault", "load twenty", "gameday eta=maybe", "scenario", "reboot"} {
+		if _, err := parseAdmin(strings.Fields(bad)); err == nil {
+			t.Errorf("admin %q should be refused", bad)
+		}
+	}
+}
+
+func TestAdminSendsJSONAndReportsRefusals(t *testing.T) {
+	var got struct{ method, path, contentType, body string }
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got.method, got.path, got.contentType, got.body = r.Method, r.URL.RequestURI(), r.Header.Get("Content-Type"), string(b)
+		if strings.Contains(got.body, "nowhere") {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"error":{"code":"unknown_target","message":"no service nowhere"}}`))
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"rule":{"spec":"payment=hang"}}`))
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+
+	var out bytes.Buffer
+	if err := Admin(context.Background(), []string{"-addr", addr, "fault", "payment=hang"}, &out); err != nil {
+		t.Fatalf("admin fault: %v", err)
+	}
+	if got.method != "POST" || got.path != "/admin/faults" || got.contentType != "application/json" || got.body != `{"spec":"payment=hang"}` {
+		t.Errorf("sent %+v; want a JSON POST to /admin/faults", got)
+	}
+	if !strings.Contains(out.String(), `"spec": "payment=hang"`) {
+		t.Errorf("the answer is printed, indented: %s", out.String())
+	}
+	out.Reset()
+	err := Admin(context.Background(), []string{"-addr", addr, "fault", "nowhere=hang"}, &out)
+	if err == nil || !strings.Contains(err.Error(), "HTTP 400") || !strings.Contains(out.String(), "no service nowhere") {
+		t.Errorf("a refusal is an error and its message is shown: err %v, output %s", err, out.String())
+	}
+	err = Admin(context.Background(), []string{"-addr", "127.0.0.1:1", "faults"}, &out)
+	if err == nil || !strings.Contains(err.Error(), "is go run ./cmd/fooddelivery running") {
+		t.Errorf("no system: %v", err)
+	}
+	if err := Admin(context.Background(), []string{"reboot"}, &out); !errors.Is(err, repo.ErrFailed) {
+		t.Errorf("an unknown command prints the usage and fails: %v", err)
+	}
+}

@@ -1,0 +1,226 @@
+package class
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
+	"github.com/gophereats/resilience/cmd/workshop/internal/testkit"
+)
+
+func TestGatherFixtures(t *testing.T) {
+	csvPath := filepath.Join(t.TempDir(), "class.csv")
+	var out, errb bytes.Buffer
+	dir := filepath.Join("testdata", "gather")
+	// The directory and one of its files again: the file counts once.
+	if err := Gather([]string{dir, "-csv", csvPath, filepath.Join(dir, "bob.json")}, &out, &errb); err != nil {
+		t.Fatalf("gather: %v\nstderr: %s", err, errb.String())
+	}
+	if errb.Len() != 0 {
+		t.Errorf("stderr: %s", errb.String())
+	}
+	want := [][]string{
+		{"learner", "01", "02", "03", "total", "ran at (UTC)"},
+		{"alice", "2/2", "2/3", "0/2", "4/7", "2026-05-04T09:12:33Z"},
+		{"bob", "2/2", "build error", "1/2", "3/7", "2026-05-04T09:14:02Z"},
+		{"carol", "1/2", "3/3", "-", "4/5", "2026-05-04T09:10:51Z"},
+		{"finished", "2/3", "1/3", "0/2"},
+	}
+	got := testkit.TableCells(out.String())
+	if len(got) != len(want) {
+		t.Fatalf("got %d table rows, want %d:\n%s", len(got), len(want), out.String())
+	}
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			t.Errorf("row %d: got %q, want %q", i, got[i], want[i])
+		}
+	}
+	if legend := "Labs: 01 timeouts, 02 deadlines, 03 retries."; !strings.Contains(out.String(), legend) {
+		t.Errorf("output lacks the legend %q:\n%s", legend, out.String())
+	}
+
+	f, err := os.Open(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	records, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("the CSV does not parse: %v", err)
+	}
+	wantCSV := [][]string{
+		{"learner", "01-timeouts", "02-deadlines", "03-retries", "total", "ran_at"},
+		{"alice", "2 of 2", "2 of 3", "0 of 2", "4 of 7", "2026-05-04T09:12:33Z"},
+		{"bob", "2 of 2", "build error", "1 of 2", "3 of 7", "2026-05-04T09:14:02Z"},
+		{"carol", "1 of 2", "3 of 3", "", "4 of 5", "2026-05-04T09:10:51Z"},
+	}
+	if len(records) != len(wantCSV) {
+		t.Fatalf("got %d CSV records, want %d: %q", len(records), len(wantCSV), records)
+	}
+	for i := range wantCSV {
+		if !slices.Equal(records[i], wantCSV[i]) {
+			t.Errorf("CSV record %d: got %q, want %q", i, records[i], wantCSV[i])
+		}
+	}
+}
+
+func TestGatherDuplicateLearners(t *testing.T) {
+	dir := t.TempDir()
+	alice, err := os.ReadFile(filepath.Join("testdata", "gather", "alice.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two machines where everyone is "student", and a file without a
+	// learner field, named by its file name.
+	student := bytes.Replace(alice, []byte(`"learner": "alice"`), []byte(`"learner": "student"`), 1)
+	anonymous := bytes.Replace(alice, []byte(`"learner": "alice",`), nil, 1)
+	for name, data := range map[string][]byte{"pc1/results.json": student, "pc2/results.json": student, "dan.json": anonymous} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errb bytes.Buffer
+	pc1, pc2 := filepath.Join(dir, "pc1", "results.json"), filepath.Join(dir, "pc2", "results.json")
+	if err := Gather([]string{pc2, pc1, filepath.Join(dir, "dan.json")}, &out, &errb); err != nil {
+		t.Fatalf("gather: %v\n%s", err, errb.String())
+	}
+	var names []string
+	for _, row := range testkit.TableCells(out.String())[1:] {
+		names = append(names, row[0])
+	}
+	want := []string{"dan", "student (" + pc1 + ")", "student (" + pc2 + ")", "finished"}
+	if !slices.Equal(names, want) {
+		t.Errorf("rows: got %q, want %q", names, want)
+	}
+	if note := `several files name the learner "student"`; !strings.Contains(errb.String(), note) {
+		t.Errorf("stderr lacks %q: %s", note, errb.String())
+	}
+}
+
+func TestGatherBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join("testdata", "gather", "carol.json")
+	for _, tc := range []struct {
+		name, content, want string
+	}{
+		{"text.json", "results: pass\n", "not a results.json of version 3, as status -json writes: not JSON: invalid character"},
+		{"array.json", `[{"version": 3}]`, "a JSON array, not an object"},
+		{"null.json", `null`, "null, not an object"},
+		{"noversion.json", `{"status": "pass", "tests": []}`, `no "version" field`},
+		{"v2.json", `{"version": 2, "status": "pass", "tests": []}`, "version 2: gather reads version 3"},
+		{"status.json", `{"version": 3, "status": "passed", "tests": []}`, `status "passed": want pass, fail or error`},
+		{"notests.json", `{"version": 3, "status": "fail"}`, `status fail without a "tests" array`},
+		{"teststype.json", `{"version": 3, "status": "fail", "tests": "all of them"}`, `field "tests" holds a JSON string, want an array`},
+		{"version.json", `{"version": "3", "status": "pass", "tests": []}`, `field "version" holds a JSON string, want a number`},
+		{"noname.json", `{"version": 3, "status": "pass", "tests": [{"status": "pass", "task_id": 1}]}`, "tests[0] has no name"},
+		{"teststatus.json", `{"version": 3, "status": "pass", "tests": [{"name": "a", "status": "ok", "task_id": 1}]}`, `tests[0] ("a"): status "ok"`},
+		{"notask.json", `{"version": 3, "status": "pass", "tests": [{"name": "a", "status": "pass"}]}`, `tests[0] ("a"): no task_id`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, tc.name)
+			if err := os.WriteFile(p, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var out, errb bytes.Buffer
+			err := Gather([]string{good, p}, &out, &errb)
+			if !errors.Is(err, repo.ErrFailed) {
+				t.Errorf("got %v, want errFailed", err)
+			}
+			if want := "gather: " + p + ": "; !strings.Contains(errb.String(), want) || !strings.Contains(errb.String(), tc.want) {
+				t.Errorf("stderr %q lacks %q and %q", errb.String(), want, tc.want)
+			}
+			// The good file is still in the table.
+			if !strings.Contains(out.String(), "carol ") {
+				t.Errorf("the table lacks the good file's learner:\n%s", out.String())
+			}
+		})
+	}
+
+	t.Run("missing file and empty directory", func(t *testing.T) {
+		empty := t.TempDir()
+		var out, errb bytes.Buffer
+		err := Gather([]string{filepath.Join(dir, "absent.json"), empty}, &out, &errb)
+		if !errors.Is(err, repo.ErrFailed) || out.Len() != 0 {
+			t.Errorf("got %v and output %q, want errFailed and no table", err, out.String())
+		}
+		for _, want := range []string{filepath.Join(dir, "absent.json"), empty + ": a directory without .json files"} {
+			if !strings.Contains(errb.String(), want) {
+				t.Errorf("stderr %q lacks %q", errb.String(), want)
+			}
+		}
+	})
+
+	t.Run("usage", func(t *testing.T) {
+		var out bytes.Buffer
+		for _, args := range [][]string{nil, {"-csv"}, {"-xml", good}} {
+			if err := Gather(args, &out, &out); !errors.Is(err, repo.ErrUsage) {
+				t.Errorf("gather %q: got %v, want errUsage", args, err)
+			}
+		}
+	})
+}
+
+// TestGatherDistrustsItsInput: a learner's file is input an instructor's
+// spreadsheet and terminal must survive.
+func TestGatherDistrustsItsInput(t *testing.T) {
+	dir := t.TempDir()
+	base, err := os.ReadFile(filepath.Join("testdata", "gather", "alice.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, data []byte) {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	named := func(learner string) []byte {
+		quoted, _ := json.Marshal(learner)
+		return bytes.Replace(base, []byte(`"learner": "alice"`), append([]byte(`"learner": `), quoted...), 1)
+	}
+	write("formula.json", named(`=HYPERLINK("http://evil.example/","open")`))
+	write("escape.json", named("\x1b[2J\x1b[31mmallory\nbob\t9/9"))
+	// Windows PowerShell 5.1's > writes UTF-16LE with a byte-order mark.
+	utf16le := []byte{0xFF, 0xFE}
+	for _, r := range string(named("winnie")) {
+		utf16le = append(utf16le, byte(r), byte(r>>8))
+	}
+	write("winnie.json", utf16le)
+	write("bom.json", append([]byte{0xEF, 0xBB, 0xBF}, named("bomber")...))
+
+	csvPath := filepath.Join(t.TempDir(), "class.csv")
+	var out, errb bytes.Buffer
+	if err := Gather([]string{dir, "-csv", csvPath}, &out, &errb); err != nil {
+		t.Fatalf("gather: %v\nstderr: %s", err, errb.String())
+	}
+	text := out.String()
+	if strings.ContainsAny(text, "\x1b") || strings.Contains(text, "\nbob") {
+		t.Errorf("control characters from a learner name reached the table:\n%q", text)
+	}
+	for _, want := range []string{"winnie", "bomber", "mallory bob 9/9"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the table lacks %q:\n%s", want, text)
+		}
+	}
+	f, _ := os.Open(csvPath)
+	defer f.Close()
+	records, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range records {
+		for _, cell := range rec {
+			if cell != "" && strings.ContainsRune("=+-@", rune(cell[0])) {
+				t.Errorf("CSV cell %q would be read as a formula", cell)
+			}
+		}
+	}
+}

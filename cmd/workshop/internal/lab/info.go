@@ -1,0 +1,113 @@
+package lab
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"time"
+
+	"github.com/gophereats/resilience/cmd/workshop/internal/gotest"
+	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
+)
+
+// labTestTimeout is the -timeout of one lab's test binary. The lab test
+// helper's fake-time watchdog normally ends a stuck scenario long before.
+const LabTestTimeout = 3 * time.Minute
+
+// labInfo is what the tool knows about a present lab without running it.
+type Info struct {
+	Lab
+	Tests  TestSource
+	Readme Readme
+	Steps  []int // step numbers from the tests and the README, sorted
+}
+
+func ReadInfo(ws *repo.Workspace, l Lab) (Info, error) {
+	info := Info{Lab: l}
+	_, tests, err := Files(ws, l.Dir())
+	if err != nil {
+		return info, err
+	}
+	info.Tests = parseTestSource(ws, tests)
+	if data, err := os.ReadFile(Abs(ws, path.Join(l.Dir(), "README.md"))); err == nil {
+		info.Readme = ParseReadme(string(data))
+	}
+	seen := map[int]bool{}
+	for _, t := range info.Tests.Tests {
+		if n := StepOf(t); n > 0 {
+			seen[n] = true
+		}
+	}
+	for n := range info.Readme.Steps {
+		seen[n] = true
+	}
+	for n := range seen {
+		info.Steps = append(info.Steps, n)
+	}
+	sort.Ints(info.Steps)
+	return info, nil
+}
+
+// stepTitle returns "step N: title" (or "step N" when the README has none).
+func (info Info) StepTitle(n int) string {
+	if t := info.Readme.Steps[n]; t != "" {
+		return fmt.Sprintf("step %d: %s", n, t)
+	}
+	return fmt.Sprintf("step %d", n)
+}
+
+// stepLink returns where to read about step n.
+func (info Info) StepLink(n int) string {
+	link := info.Dir() + "/README.md"
+	if a := info.Readme.Anchors[n]; a != "" {
+		link += "#" + a
+	}
+	return link
+}
+
+// labOutcome is a present lab after its tests ran.
+type Outcome struct {
+	Info        Info
+	Pkg         *gotest.Package
+	CompileErrs []string // non-nil when the lab does not build
+	Steps       []StepResult
+	Events      []byte // the run's go test -json lines, when runLabs ran it or had it cached
+}
+
+func (o Outcome) Passed() int {
+	n := 0
+	for _, s := range o.Steps {
+		if s.State == StepPassed {
+			n++
+		}
+	}
+	return n
+}
+
+func (o Outcome) Done() bool {
+	return o.CompileErrs == nil && len(o.Steps) > 0 && o.Passed() == len(o.Steps)
+}
+
+// outcome combines a lab's source knowledge with a test run.
+func OutcomeOf(ws *repo.Workspace, info Info, run *gotest.Run, res repo.Result) Outcome {
+	o := Outcome{Info: info}
+	o.Pkg = run.Packages[path.Join(ws.Module, info.Dir())]
+	switch {
+	case o.Pkg == nil:
+		// The go command failed before the package ran (a syntax error in
+		// go.mod, a setup failure): show what it said.
+		lines := append(append([]string{}, run.Other...), repo.SplitLines(string(res.Stderr))...)
+		if len(lines) == 0 {
+			lines = []string{"go test reported nothing for this lab"}
+		}
+		o.CompileErrs = lines
+	case o.Pkg.BuildFailed:
+		o.CompileErrs = o.Pkg.BuildOutput
+		if len(o.CompileErrs) == 0 {
+			o.CompileErrs = append(run.Other, repo.SplitLines(string(res.Stderr))...)
+		}
+	}
+	o.Steps = StepResults(o.Pkg, info.Tests.Tests, info.Steps)
+	return o
+}

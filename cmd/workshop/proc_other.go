@@ -1,9 +1,0 @@
-//go:build !unix
-
-package main
-
-import "os/exec"
-
-// ownProcessGroup does nothing here: on Windows, cancelling cmd kills the
-// go command, and its test binaries end with their -timeout.
-func ownProcessGroup(cmd *exec.Cmd) {}
