@@ -88,7 +88,7 @@ func TestOutputsUnchanged(t *testing.T) {
 	out := &testkit.SyncBuffer{}
 	ws := fixtureWorkspace(t, root, in, out)
 	done := make(chan error, 1)
-	go func() { done <- learner.Watch(ws, ctx, "01", true) }()
+	go func() { done <- learner.Watch(ctx, ws, "01", true) }()
 	testkit.WaitFor(t, out, "Manual mode:")
 	io.WriteString(typed, "quit\n")
 	select {

@@ -77,7 +77,7 @@ func TestReset(t *testing.T) {
 	var out bytes.Buffer
 	ws := fixtureWorkspace(t, root, strings.NewReader(""), &out)
 
-	if err := learner.Reset(ws, ctx, "01", false); err != nil {
+	if err := learner.Reset(ctx, ws, "01", false); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "already the pristine starter: nothing to reset") {
@@ -93,7 +93,7 @@ func TestReset(t *testing.T) {
 
 	out.Reset()
 	ws = fixtureWorkspace(t, root, strings.NewReader("n\n"), &out)
-	if err := learner.Reset(ws, ctx, "01", false); err != nil {
+	if err := learner.Reset(ctx, ws, "01", false); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "timeouts.go")); !bytes.Equal(got, mine) || !strings.Contains(out.String(), "Nothing changed.") {
@@ -102,7 +102,7 @@ func TestReset(t *testing.T) {
 
 	out.Reset()
 	ws = fixtureWorkspace(t, root, strings.NewReader("y\n"), &out)
-	if err := learner.Reset(ws, ctx, "01", false); err != nil {
+	if err := learner.Reset(ctx, ws, "01", false); err != nil {
 		t.Fatal(err)
 	}
 	t.Log(out.String())
@@ -134,7 +134,7 @@ func TestSolutionAsksBeforeThePass(t *testing.T) {
 	ctx := context.Background()
 	var out bytes.Buffer
 	ws := fixtureWorkspace(t, root, strings.NewReader("\n"), &out)
-	if err := learner.Solution(ws, ctx, "01", false); err != nil {
+	if err := learner.Solution(ctx, ws, "01", false); err != nil {
 		t.Fatal(err)
 	}
 	if got := out.String(); !strings.Contains(got, "does not pass yet (0 of 2 steps pass)") || strings.Contains(got, "(reference)") {
@@ -142,7 +142,7 @@ func TestSolutionAsksBeforeThePass(t *testing.T) {
 	}
 	out.Reset()
 	ws = fixtureWorkspace(t, root, strings.NewReader("y\n"), &out)
-	if err := learner.Solution(ws, ctx, "01", false); err != nil {
+	if err := learner.Solution(ctx, ws, "01", false); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -165,7 +165,7 @@ func TestWatchManual(t *testing.T) {
 	out := &testkit.SyncBuffer{}
 	ws := fixtureWorkspace(t, root, in, out)
 	done := make(chan error, 1)
-	go func() { done <- learner.Watch(ws, context.Background(), "01", true) }()
+	go func() { done <- learner.Watch(context.Background(), ws, "01", true) }()
 
 	testkit.WaitFor(t, out, "0 of 2 steps passed")
 	testkit.WaitFor(t, out, "Manual mode: save your changes, then press Enter to re-run.")
@@ -214,7 +214,7 @@ func TestWatchSeesASave(t *testing.T) {
 	ws := fixtureWorkspace(t, root, in, out)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- learner.Watch(ws, ctx, "01", false) }()
+	go func() { done <- learner.Watch(ctx, ws, "01", false) }()
 	testkit.WaitFor(t, out, "Watching labs/01-timeouts/")
 
 	file := filepath.Join(root, "labs", "01-timeouts", "timeouts.go")

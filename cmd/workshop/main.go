@@ -235,27 +235,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch cmd {
 	case "status":
 		if statusOpts.Json {
-			return class.StatusJSON(ws, ctx, statusOpts.Name)
+			return class.StatusJSON(ctx, ws, statusOpts.Name)
 		}
-		return learner.Status(ws, ctx)
+		return learner.Status(ctx, ws)
 	case "check":
-		return learner.Check(ws, ctx, rest[0])
+		return learner.Check(ctx, ws, rest[0])
 	case "watch":
-		return learner.Watch(ws, ctx, optional(rest), manual)
+		return learner.Watch(ctx, ws, optional(rest), manual)
 	case "reset":
-		return learner.Reset(ws, ctx, rest[0], yes)
+		return learner.Reset(ctx, ws, rest[0], yes)
 	case "solution":
-		return learner.Solution(ws, ctx, rest[0], yes)
+		return learner.Solution(ctx, ws, rest[0], yes)
 	case "hint":
-		return learner.Hint(ws, ctx, rest)
+		return learner.Hint(ctx, ws, rest)
 	case "live":
-		return learner.Live(ws, ctx, rest)
+		return learner.Live(ctx, ws, rest)
 	case "mutant":
-		return contract.MutantCmd(ws, ctx, rest)
+		return contract.Mutant(ctx, ws, rest)
 	case "verify":
-		return contract.Verify(ws, ctx, optional(rest))
+		return contract.Verify(ctx, ws, optional(rest))
 	default: // "pin"
-		return lab.Pin(ws, ctx)
+		return lab.Pin(ctx, ws)
 	}
 }
 

@@ -96,7 +96,7 @@ func parseAdmin(args []string) (adminRequest, error) {
 	return adminRequest{}, repo.ErrUsage
 }
 
-// admin sends the request args describe to the admin API at addr and
+// Admin sends the request args describe to the admin API at addr and
 // prints the answer; an answer of 400 or more is an error.
 func Admin(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("admin", flag.ContinueOnError)

@@ -21,7 +21,7 @@ import (
 	"github.com/gophereats/resilience/cmd/workshop/internal/term"
 )
 
-// classResults is what `status -json` prints: one learner's progress as a
+// Results is what `status -json` prints: one learner's progress as a
 // results.json file of Exercism's test-runner interface, version 3
 // (https://exercism.org/docs/building/tooling/test-runners/interface), so
 // that tools which read that format read this one, and `gather` merges many
@@ -36,7 +36,7 @@ import (
 //   - message: only with status "error": what went wrong (the first compile
 //     errors of each lab); omitted otherwise.
 //   - tests: one entry per lab step (not per Go test), labs in order, then
-//     steps in order (the order of the labs' tests files), see classTest.
+//     steps in order (the order of the labs' tests files), see Test.
 //
 // The extensions, fields Exercism does not define (its readers ignore them):
 //
@@ -47,7 +47,7 @@ import (
 //   - scores: by lab directory name, the score its experiment printed on
 //     its score card (lab 10, the game day): yours, starter and
 //     reference, each 0-100, and the seed they were played on; omitted
-//     when no lab printed one (see gameScore).
+//     when no lab printed one (see lab.Score).
 //
 // Example (one lab shown; a real file has every lab present in labs/):
 //
@@ -92,7 +92,7 @@ type Results struct {
 	Scores  map[string]lab.Score `json:"scores,omitempty"`
 }
 
-// classTest is one lab step in classResults.
+// Test is one lab step in Results.
 //
 // The Exercism fields:
 //
@@ -141,13 +141,13 @@ const (
 	ResultError = "error"
 )
 
-// statusOptions are the flags of the status command.
+// StatusOptions are the flags of the status command.
 type StatusOptions struct {
 	Json bool
 	Name string
 }
 
-// parseStatusFlags reads status's flags: -json, and -name (only with -json).
+// ParseStatusFlags reads status's flags: -json, and -name (only with -json).
 func ParseStatusFlags(args []string) (StatusOptions, error) {
 	var opts StatusOptions
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
@@ -192,10 +192,10 @@ func osUserName() string {
 	return name
 }
 
-// statusJSON runs every present lab's tests, as status does, and prints the
-// results as classResults on stdout. Failing steps are the answer, not an
+// StatusJSON runs every present lab's tests, as status does, and prints the
+// results as Results on stdout. Failing steps are the answer, not an
 // error: it returns an error only when the repository cannot be read.
-func StatusJSON(ws *repo.Workspace, ctx context.Context, learner string) error {
+func StatusJSON(ctx context.Context, ws *repo.Workspace, learner string) error {
 	_, infos, err := labrun.Present(ws)
 	if err != nil {
 		return err
@@ -204,7 +204,7 @@ func StatusJSON(ws *repo.Workspace, ctx context.Context, learner string) error {
 	// stdout is the JSON alone; the progress line, if any, goes to stderr.
 	// Labs unchanged since their last run come from the status cache, with
 	// the times of that run: when each step last ran.
-	byName, err := labrun.Run(ws, ctx, infos, term.New(ws.Stderr), func(io.Writer, lab.Outcome, bool) {})
+	byName, err := labrun.Run(ctx, ws, infos, term.New(ws.Stderr), func(io.Writer, lab.Outcome, bool) {})
 	if err != nil {
 		return err
 	}
@@ -216,7 +216,7 @@ func StatusJSON(ws *repo.Workspace, ctx context.Context, learner string) error {
 		events = append(events, o.Events...)
 	}
 	times := parseEventTimes(events)
-	r := ClassResultsOf(ws, outcomes, times)
+	r := ResultsOf(ws, outcomes, times)
 	r.Learner = learner
 	r.RanAt = rfc3339UTC(started)
 	if res := ws.Git(ctx, "rev-parse", "HEAD"); res.Err == nil {
@@ -228,9 +228,9 @@ func StatusJSON(ws *repo.Workspace, ctx context.Context, learner string) error {
 	return enc.Encode(r)
 }
 
-// classResultsOf maps lab outcomes to classResults, without the top-level
+// ResultsOf maps lab outcomes to Results, without the top-level
 // extensions (learner, commit, ran_at).
-func ClassResultsOf(ws *repo.Workspace, outcomes []lab.Outcome, times EventTimes) Results {
+func ResultsOf(ws *repo.Workspace, outcomes []lab.Outcome, times EventTimes) Results {
 	r := Results{Version: 3, Tests: []Test{}}
 	var broken []string // the compile errors of each lab that does not build
 	counts := map[string]int{}
@@ -320,13 +320,13 @@ func failureStory(s lab.StepResult) string {
 	return strings.Join(lines, "\n")
 }
 
-// eventTimes holds, by package and top-level test, the time of the event
+// EventTimes holds, by package and top-level test, the time of the event
 // that ended it in a `go test -json` stream; the test "" is the package's
 // own end (its pass or fail, a build failure included).
 type EventTimes map[string]map[string]time.Time
 
 // parseEventTimes reads the Time of the pass, fail and skip events of a
-// `go test -json` stream (parseTestJSON reads the rest).
+// `go test -json` stream (gotest.Parse reads the rest).
 func parseEventTimes(stream []byte) EventTimes {
 	times := EventTimes{}
 	sc := bufio.NewScanner(bytes.NewReader(stream))

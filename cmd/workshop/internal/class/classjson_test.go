@@ -15,7 +15,7 @@ import (
 	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
 )
 
-// decodeClassResults decodes data as the documented shape, rejecting any
+// DecodeClassResults decodes data as the documented shape, rejecting any
 // field the types do not document, and checks the shape's invariants: version
 // 3, the statuses, the task_id range (from 1 to maxTask), the timestamps, and
 // that the top-level status follows from the tests.
@@ -150,7 +150,7 @@ func TestClassResultsShape(t *testing.T) {
 	for _, info := range infos {
 		outcomes = append(outcomes, lab.OutcomeOf(ws, info, run, repo.Result{}))
 	}
-	r := ClassResultsOf(ws, outcomes, parseEventTimes([]byte(classStream)))
+	r := ResultsOf(ws, outcomes, parseEventTimes([]byte(classStream)))
 	r.Learner, r.Commit, r.RanAt = "alice", "0123abcd", "2026-05-04T09:12:30Z"
 	data, err := json.Marshal(r)
 	if err != nil {
@@ -187,13 +187,13 @@ func TestClassResultsShape(t *testing.T) {
 	}
 
 	// Every lab broken: the top-level status is error and says why.
-	broken := ClassResultsOf(ws, outcomes[1:2], nil)
+	broken := ResultsOf(ws, outcomes[1:2], nil)
 	data, _ = json.Marshal(broken)
 	if got := DecodeClassResults(t, data, 9); got.Status != ResultError || !strings.Contains(got.Message, "lab 02-deadlines does not compile:\n") || !strings.Contains(got.Message, "undefined: missing") {
 		t.Errorf("every lab broken: got status %q message %q, want error with the compile errors", got.Status, got.Message)
 	}
 	// No lab at all: error, with an empty tests array (not null).
-	data, _ = json.Marshal(ClassResultsOf(ws, nil, nil))
+	data, _ = json.Marshal(ResultsOf(ws, nil, nil))
 	if got := DecodeClassResults(t, data, 9); got.Status != ResultError || !bytes.Contains(data, []byte(`"tests":[]`)) {
 		t.Errorf("no lab: got %s, want status error and an empty tests array", data)
 	}
@@ -233,7 +233,7 @@ func TestClassResultsOfTheLabs(t *testing.T) {
 	if len(outcomes) != len(lab.Known) {
 		t.Fatalf("%d labs present, want the %d known labs", len(outcomes), len(lab.Known))
 	}
-	data, err := json.Marshal(ClassResultsOf(ws, outcomes, nil))
+	data, err := json.Marshal(ResultsOf(ws, outcomes, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

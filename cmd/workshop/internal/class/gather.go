@@ -14,18 +14,18 @@ import (
 	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
 )
 
-// gather merges learners' `status -json` files into a class table:
+// Gather merges learners' `status -json` files into a class table:
 //
 //	go run ./cmd/workshop gather [-csv out.csv] FILE|DIR...
 //
 // A directory stands for the .json files directly in it. Each file must be
-// a results.json of version 3 (classResults); steps are grouped into labs by
+// a results.json of version 3 (Results); steps are grouped into labs by
 // task_id. The table on stdout has one row per file: the learner, one cell
 // per lab ("3/4": steps passed / steps; "build error": every step of the lab
 // is "error", i.e. it does not compile; "-": the file has no step of that
 // lab), the total over the labs in that file (a lab that does not compile
 // counts its steps as not passed) and the file's ran_at; when a file has a
-// lab's score (classResults.Scores: lab 10's score card), a column "10
+// lab's score (Results.Scores: lab 10's score card), a column "10
 // score" follows the labs, "-" for a file without one; a last row counts,
 // per lab, the learners who passed every step. -csv writes the same rows,
 // with a header, as CSV; its cells say "3 of 4", not "3/4", which

@@ -95,7 +95,7 @@ func TestStatusJSONExportsTheScore(t *testing.T) {
 			Output: []string{"The game day's score card (seed 7)", gameday.ScoreLine(75, 58, 100, 7)}}}},
 		Steps: []lab.StepResult{{N: 1, State: lab.StepPassed}},
 	}
-	r := ClassResultsOf(ws, []lab.Outcome{o}, EventTimes{})
+	r := ResultsOf(ws, []lab.Outcome{o}, EventTimes{})
 	if got := r.Scores["10-game-day"]; got != (lab.Score{Yours: 75, Starter: 58, Reference: 100, Seed: 7}) {
 		t.Errorf("status -json's scores = %+v", r.Scores)
 	}

@@ -67,7 +67,7 @@ type clause struct {
 type labRun struct {
 	ws       *repo.Workspace
 	r        *Report
-	opts     VerifyOptions
+	opts     Options
 	lab      lab.Lab
 	info     lab.Info
 	editable []string // the starter's editable files (slash paths)
@@ -98,7 +98,7 @@ func (lr *labRun) pinnedStarter(ctx context.Context) error {
 		lr.fail(1, what, lr.opts.manifestErr.Error(), []string{"run go run ./cmd/workshop pin"})
 		return nil
 	}
-	p := lab.PristineStarter(lr.ws, ctx, lr.lab, lr.editable, lr.opts.Manifest, lr.tmp)
+	p := lab.PristineStarter(ctx, lr.ws, lr.lab, lr.editable, lr.opts.Manifest, lr.tmp)
 	switch {
 	case p.Skip != "":
 		lr.r.note(p.Skip) // verifyLabs prints it once, for the first lab
@@ -134,7 +134,7 @@ func (lr *labRun) editableFiles(ctx context.Context) error {
 		var err error
 		if lr.starter != nil {
 			data = lr.starter.Content[f]
-		} else if data, err = os.ReadFile(lab.Abs(lr.ws, f)); err != nil {
+		} else if data, err = os.ReadFile(lr.ws.Abs(f)); err != nil {
 			problems = append(problems, err.Error())
 			continue
 		}
@@ -212,7 +212,7 @@ func (lr *labRun) selfContained(ctx context.Context) error {
 	if lr.starter != nil && len(lr.starter.Replace) > 0 {
 		overlay = filepath.Join(lr.tmp, "starter.json")
 	}
-	lr.check(8, "imports no other lab and no solution", importProblems(lr.ws, ctx, lr.lab, overlay))
+	lr.check(8, "imports no other lab and no solution", importProblems(ctx, lr.ws, lr.lab, overlay))
 	return nil
 }
 

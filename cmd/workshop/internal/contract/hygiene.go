@@ -22,7 +22,7 @@ const projectTestTimeout = 10 * time.Minute
 // verifyProject checks the project outside the labs: go vet and gofmt
 // (clause 11), go test (clause 12), the browser tests (clause 13) and the
 // benchmarks (clause 14).
-func verifyProject(ws *repo.Workspace, ctx context.Context, r *Report, race bool) error {
+func verifyProject(ctx context.Context, ws *repo.Workspace, r *Report, race bool) error {
 	res := ws.GoCmd(ctx, 2*time.Minute, "list", "-e", "-f", "{{.ImportPath}}", "./...")
 	if res.Err != nil {
 		r.fail("go list ./...", "go list failed", res.Combined())
@@ -56,7 +56,7 @@ func verifyProject(ws *repo.Workspace, ctx context.Context, r *Report, race bool
 	}
 
 	// gofmt.
-	files, problems := gofmtProblems(ws, ctx)
+	files, problems := gofmtProblems(ctx, ws)
 	r.check(fmt.Sprintf("clause %d: gofmt (%d files outside labs/ and testdata)", clauseVetFmt, files), problems)
 
 	// go test.
@@ -114,10 +114,10 @@ func verifyProject(ws *repo.Workspace, ctx context.Context, r *Report, race bool
 		detail := append(append([]string{res.Err.Error()}, run.Other...), repo.SplitLines(string(res.Stderr))...)
 		r.fail(fmt.Sprintf("clause %d: go test%s (project)", clauseProjectTests, flags), "go test failed", detail)
 	}
-	if err := verifyBrowser(ws, ctx, r); err != nil {
+	if err := verifyBrowser(ctx, ws, r); err != nil {
 		return err
 	}
-	return verifyBench(ws, ctx, r)
+	return verifyBench(ctx, ws, r)
 }
 
 // browserTestDir is the nested module of the browser tests: it has its own
@@ -129,7 +129,7 @@ var chromiumNames = []string{"chromium", "chromium-browser", "google-chrome", "g
 
 // verifyBrowser runs the browser tests of browserTestDir when a Chromium
 // is installed, and says how to enable them when not.
-func verifyBrowser(ws *repo.Workspace, ctx context.Context, r *Report) error {
+func verifyBrowser(ctx context.Context, ws *repo.Workspace, r *Report) error {
 	if _, err := os.Stat(filepath.Join(ws.Root, browserTestDir, "go.mod")); err != nil {
 		return nil
 	}
@@ -177,7 +177,7 @@ func gofmtProblem(abs, rel string) string {
 
 // gofmtProblems runs gofmt -l over the .go files outside labs/ and testdata
 // directories; it returns how many files it checked.
-func gofmtProblems(ws *repo.Workspace, ctx context.Context) (int, []string) {
+func gofmtProblems(ctx context.Context, ws *repo.Workspace) (int, []string) {
 	env, err := ws.GoEnv(ctx, "GOROOT")
 	if err != nil {
 		return 0, []string{err.Error()}

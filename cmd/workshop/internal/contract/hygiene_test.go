@@ -37,7 +37,7 @@ func TestCRLFCheckoutIsGofmtClean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, problems := gofmtProblems(ws, context.Background())
+	files, problems := gofmtProblems(context.Background(), ws)
 	if files == 0 {
 		t.Fatal("the gofmt check found no Go files in the clone")
 	}

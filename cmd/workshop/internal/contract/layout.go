@@ -54,7 +54,7 @@ func stepNameProblems(src lab.TestSource) []string {
 }
 
 // importProblems lists imports of other labs or of solutions (clause 8).
-func importProblems(ws *repo.Workspace, ctx context.Context, l lab.Lab, overlay string) []string {
+func importProblems(ctx context.Context, ws *repo.Workspace, l lab.Lab, overlay string) []string {
 	args := append([]string{"list", "-e", "-json"}, overlayArgs(overlay)...)
 	res := ws.GoCmd(ctx, 2*time.Minute, append(args, l.Pattern())...)
 	if res.Err != nil {
@@ -89,7 +89,7 @@ func importProblems(ws *repo.Workspace, ctx context.Context, l lab.Lab, overlay 
 
 // readmeProblems checks the README's sections and step headings.
 func readmeProblems(ws *repo.Workspace, info lab.Info) []string {
-	if _, err := os.Stat(lab.Abs(ws, path.Join(info.Dir(), "README.md"))); err != nil {
+	if _, err := os.Stat(ws.Abs(path.Join(info.Dir(), "README.md"))); err != nil {
 		return []string{info.Dir() + "/README.md is missing"}
 	}
 	var problems []string
@@ -101,7 +101,7 @@ func readmeProblems(ws *repo.Workspace, info lab.Info) []string {
 	if !info.Readme.ProductionLink {
 		problems = append(problems, "README.md's ## In production section does not link to PRODUCTION.md (\"[PRODUCTION.md](PRODUCTION.md)\")")
 	}
-	if data, err := os.ReadFile(lab.Abs(ws, path.Join(info.Dir(), "PRODUCTION.md"))); err != nil {
+	if data, err := os.ReadFile(ws.Abs(path.Join(info.Dir(), "PRODUCTION.md"))); err != nil {
 		problems = append(problems, info.Dir()+"/PRODUCTION.md is missing: what production libraries do, and further reading")
 	} else if len(strings.Fields(string(data))) < 50 {
 		problems = append(problems, info.Dir()+"/PRODUCTION.md is nearly empty: it holds what production libraries do, and further reading")

@@ -14,10 +14,10 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 )
 
-// mutantCmd is "mutant NN [name]", for people writing labs: without a name
+// Mutant is "mutant NN [name]", for people writing labs: without a name
 // it lists the lab's mutants; with one it prints the mutant as a unified
 // diff against the reference and runs the lab's tests against it.
-func MutantCmd(ws *repo.Workspace, ctx context.Context, args []string) error {
+func Mutant(ctx context.Context, ws *repo.Workspace, args []string) error {
 	labs, err := lab.List(ws)
 	if err != nil {
 		return err
@@ -26,7 +26,7 @@ func MutantCmd(ws *repo.Workspace, ctx context.Context, args []string) error {
 	if !ok || !l.Present {
 		return lab.NoLab(args[0], labs)
 	}
-	dir, mutants, problems := lab.LabMutants(ws, l)
+	dir, mutants, problems := lab.Mutants(ws, l)
 	w := ws.Stdout
 	if len(args) == 1 {
 		for _, p := range problems {
@@ -45,7 +45,7 @@ func MutantCmd(ws *repo.Workspace, ctx context.Context, args []string) error {
 	// One mutant: only its own problems matter here.
 	name := strings.TrimSuffix(path.Base(filepath.ToSlash(args[1])), lab.MutantExt)
 	rel := path.Join(dir, name+lab.MutantExt)
-	data, err := os.ReadFile(lab.Abs(ws, rel))
+	data, err := os.ReadFile(ws.Abs(rel))
 	if err != nil {
 		fmt.Fprintf(ws.Stderr, "no mutant %q: there is no %s (go run ./cmd/workshop mutant %s lists them)\n", name, rel, l.Num())
 		return repo.ErrFailed
@@ -103,7 +103,7 @@ func MutantCmd(ws *repo.Workspace, ctx context.Context, args []string) error {
 	}
 	defer os.RemoveAll(tmp)
 	fmt.Fprintf(w, "Running go test -count=1 %s against the reference, then against the mutant ...\n\n", l.Pattern())
-	refPassed, refErrs := referencePassed(ws, ctx, info, editable, solFiles, tmp)
+	refPassed, refErrs := referencePassed(ctx, ws, info, editable, solFiles, tmp)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -122,7 +122,7 @@ func MutantCmd(ws *repo.Workspace, ctx context.Context, args []string) error {
 		}
 		flags = append(flags, "-race")
 	}
-	o, problems := runMutant(ws, ctx, l, info, editable, solFiles, refs, m, tmp, flags...)
+	o, problems := runMutant(ctx, ws, l, info, editable, solFiles, refs, m, tmp, flags...)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

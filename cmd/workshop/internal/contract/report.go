@@ -7,7 +7,7 @@ import (
 	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
 )
 
-// report prints verify's checks, one line each, and counts them. A line is
+// Report prints verify's checks, one line each, and counts them. A line is
 // "ok   <what>", "FAIL <what>: <why>" with up to 25 indented lines of
 // detail, or "note <message>" (not counted).
 type Report struct {

@@ -15,8 +15,8 @@ import (
 	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
 )
 
-// verifyOptions are what every lab's checks share.
-type VerifyOptions struct {
+// Options are what every lab's checks share.
+type Options struct {
 	Race        bool
 	Manifest    map[string]string
 	manifestErr error
@@ -35,10 +35,10 @@ type VerifyOptions struct {
 // its go commands wait on each other, so a second lab fills the other.
 const labWorkers = 2
 
-// verify checks the lab contract (CONTRIBUTING.md) for every present lab,
+// Verify checks the lab contract (CONTRIBUTING.md) for every present lab,
 // then the project. When only names a lab ("02" or "02-deadlines"), verify
 // checks that lab alone and skips the project checks.
-func Verify(ws *repo.Workspace, ctx context.Context, only string) error {
+func Verify(ctx context.Context, ws *repo.Workspace, only string) error {
 	r := &Report{W: ws.Stdout}
 	race := ws.RaceAvailable(ctx)
 	if !race {
@@ -54,7 +54,7 @@ func Verify(ws *repo.Workspace, ctx context.Context, only string) error {
 	}
 	defer os.RemoveAll(tmp)
 	manifest, _, manifestErr := lab.ReadManifest(ws)
-	opts := VerifyOptions{Race: race, Manifest: manifest, manifestErr: manifestErr, Tmp: tmp,
+	opts := Options{Race: race, Manifest: manifest, manifestErr: manifestErr, Tmp: tmp,
 		Starters: map[string]string{}, StartersMu: &sync.Mutex{}}
 	if only != "" {
 		l, ok := lab.Find(labs, only)
@@ -69,19 +69,19 @@ func Verify(ws *repo.Workspace, ctx context.Context, only string) error {
 			present = append(present, l)
 		}
 	}
-	check := func(ctx context.Context, r *Report, l lab.Lab) error { return VerifyLab(ws, ctx, r, l, opts) }
+	check := func(ctx context.Context, r *Report, l lab.Lab) error { return VerifyLab(ctx, ws, r, l, opts) }
 	if err := verifyLabs(ctx, ws.Stdout, r, present, func(l lab.Lab) bool { return isCapstone(ws, l) }, check); err != nil {
 		return err
 	}
 	if len(present) == 0 {
 		r.note("no labs yet: checking the project only")
 	}
-	if err := VerifyLearnerBuild(ws, ctx, r, labs, opts); err != nil {
+	if err := VerifyLearnerBuild(ctx, ws, r, labs, opts); err != nil {
 		return err
 	}
 	if only == "" {
 		fmt.Fprintln(ws.Stdout, "\nProject")
-		if err := verifyProject(ws, ctx, r, race); err != nil {
+		if err := verifyProject(ctx, ws, r, race); err != nil {
 			return err
 		}
 	}
@@ -168,16 +168,16 @@ func verifyLabs(ctx context.Context, w io.Writer, r *Report, labs []lab.Lab, fir
 }
 
 // isCapstone reports whether l's tests play the game day (see
-// testSource.capstone); false when they cannot be read.
+// lab.TestSource.Capstone); false when they cannot be read.
 func isCapstone(ws *repo.Workspace, l lab.Lab) bool {
 	info, err := lab.ReadInfo(ws, l)
 	return err == nil && info.Tests.Capstone(ws.Module)
 }
 
-// verifyLab runs every clause of the lab contract on one lab, in the order
+// VerifyLab runs every clause of the lab contract on one lab, in the order
 // of the contract table. It returns an error only when it cannot go on at
 // all (the context was cancelled, the disk failed).
-func VerifyLab(ws *repo.Workspace, ctx context.Context, r *Report, l lab.Lab, opts VerifyOptions) error {
+func VerifyLab(ctx context.Context, ws *repo.Workspace, r *Report, l lab.Lab, opts Options) error {
 	info, err := lab.ReadInfo(ws, l)
 	if err != nil {
 		return err

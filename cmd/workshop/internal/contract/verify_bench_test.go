@@ -62,7 +62,7 @@ func runVerifyBench(t *testing.T, ws *repo.Workspace) (string, *Report) {
 	t.Helper()
 	var out bytes.Buffer
 	r := &Report{W: &out}
-	if err := verifyBench(ws, context.Background(), r); err != nil {
+	if err := verifyBench(context.Background(), ws, r); err != nil {
 		t.Fatal(err)
 	}
 	return out.String(), r

@@ -40,7 +40,7 @@ func (lr *labRun) runStarter(ctx context.Context) error {
 	} else {
 		lr.ok(2, what)
 	}
-	run, res := lr.ws.GoTest(ctx, lab.LabTestTimeout, append(overlayArgs(overlay), "-count=1", lr.lab.Pattern())...)
+	run, res := lr.ws.GoTest(ctx, lab.TestTimeout, append(overlayArgs(overlay), "-count=1", lr.lab.Pattern())...)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -54,7 +54,7 @@ func (lr *labRun) runStarter(ctx context.Context) error {
 }
 
 // runSolution runs the lab's tests against the reference: -count=3, with
-// -race when available (never for the capstone, see testSource.capstone),
+// -race when available (never for the capstone, see lab.TestSource.Capstone),
 // all but the experiment, which measures, so it runs once without -race,
 // as check runs it.
 func (lr *labRun) runSolution(ctx context.Context) {
@@ -75,7 +75,7 @@ func (lr *labRun) runSolution(ctx context.Context) {
 	}
 	run, res := lr.ws.GoTest(ctx, solutionTestTimeout, append(args, lr.lab.Pattern())...)
 	if run.Compiled(path.Join(lr.ws.Module, lr.info.Dir())) && ctx.Err() == nil {
-		exp, expRes := lr.ws.GoTest(ctx, lab.LabTestTimeout, append(overlayArgs(overlay), "-count=1", "-run", gotest.ExperimentPattern, lr.lab.Pattern())...)
+		exp, expRes := lr.ws.GoTest(ctx, lab.TestTimeout, append(overlayArgs(overlay), "-count=1", "-run", gotest.ExperimentPattern, lr.lab.Pattern())...)
 		run.Merge(exp)
 		if res.Err == nil {
 			res = expRes
@@ -113,15 +113,15 @@ func (lr *labRun) runSolution(ctx context.Context) {
 	lr.ok(5, what)
 }
 
-// verifyLearnerBuild (clause 10) builds the running system
+// VerifyLearnerBuild (clause 10) builds the running system
 // (cmd/fooddelivery) with the learner tag of every present lab of labs that
 // runs in it, over the pristine starters collected in opts.starters: the
 // glue in each learnerNN.go must compile against the starter's API, so that
 // "workshop live NN" works before the learner has written a line. A lab
 // whose pristine starter is unknown (no git) is built from its working
 // copy. A repository without cmd/fooddelivery has nothing to build.
-func VerifyLearnerBuild(ws *repo.Workspace, ctx context.Context, r *Report, labs []lab.Lab, opts VerifyOptions) error {
-	if _, err := os.Stat(lab.Abs(ws, lab.FooddeliveryPkg)); err != nil {
+func VerifyLearnerBuild(ctx context.Context, ws *repo.Workspace, r *Report, labs []lab.Lab, opts Options) error {
+	if _, err := os.Stat(ws.Abs(lab.FooddeliveryPkg)); err != nil {
 		return nil
 	}
 	var tags []string
@@ -182,7 +182,7 @@ func solutionOverlay(ws *repo.Workspace, editable []string, solFiles map[string]
 	replace := map[string]string{}
 	for _, f := range editable {
 		if sol, ok := solFiles[path.Base(f)]; ok {
-			replace[lab.Abs(ws, f)] = sol
+			replace[ws.Abs(f)] = sol
 		}
 	}
 	return replace
@@ -202,12 +202,12 @@ func passedTests(p *gotest.Package) map[string]bool {
 
 // referencePassed runs the lab's tests once against the reference and
 // returns which passed; problems when it does not compile.
-func referencePassed(ws *repo.Workspace, ctx context.Context, info lab.Info, editable []string, solFiles map[string]string, tmp string) (map[string]bool, []string) {
+func referencePassed(ctx context.Context, ws *repo.Workspace, info lab.Info, editable []string, solFiles map[string]string, tmp string) (map[string]bool, []string) {
 	overlay, err := writeOverlay(tmp, "solution.json", solutionOverlay(ws, editable, solFiles))
 	if err != nil {
 		return nil, []string{err.Error()}
 	}
-	run, res := ws.GoTest(ctx, lab.LabTestTimeout, append(overlayArgs(overlay), "-count=1", info.Pattern())...)
+	run, res := ws.GoTest(ctx, lab.TestTimeout, append(overlayArgs(overlay), "-count=1", info.Pattern())...)
 	o := lab.OutcomeOf(ws, info, run, res)
 	if o.CompileErrs != nil {
 		return nil, o.CompileErrs

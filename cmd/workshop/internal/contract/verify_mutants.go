@@ -18,7 +18,7 @@ func (lr *labRun) mutants(ctx context.Context) error {
 	if lr.solFiles == nil || lr.refPassed == nil {
 		return nil // clause 5 said why there is no reference to compare with
 	}
-	dir, mutants, problems := lab.LabMutants(lr.ws, lr.lab)
+	dir, mutants, problems := lab.Mutants(lr.ws, lr.lab)
 	if len(mutants) == 0 && len(problems) == 1 && strings.HasPrefix(problems[0], "no mutants directory") {
 		lr.fail(6, "mutants", problems[0], nil)
 		return nil
@@ -55,7 +55,7 @@ func (lr *labRun) mutants(ctx context.Context) error {
 			what += " under -race"
 			flags = append(flags, "-race")
 		}
-		o, problems := runMutant(lr.ws, ctx, lr.lab, lr.info, lr.editable, lr.solFiles, refs, m, lr.tmp, flags...)
+		o, problems := runMutant(ctx, lr.ws, lr.lab, lr.info, lr.editable, lr.solFiles, refs, m, lr.tmp, flags...)
 		switch {
 		case problems != nil:
 			lr.fail(6, what, "the mutant cannot be checked", problems)
@@ -81,7 +81,7 @@ func (lr *labRun) mutants(ctx context.Context) error {
 // runMutant applies m to the references, overlays the solution and the
 // edited files on the lab, and runs the lab's tests with the extra flags.
 // It returns the problems when the mutant does not apply.
-func runMutant(ws *repo.Workspace, ctx context.Context, l lab.Lab, info lab.Info, editable []string, solFiles map[string]string, refs map[string][]byte, m lab.Mutant, tmp string, flags ...string) (lab.Outcome, []string) {
+func runMutant(ctx context.Context, ws *repo.Workspace, l lab.Lab, info lab.Info, editable []string, solFiles map[string]string, refs map[string][]byte, m lab.Mutant, tmp string, flags ...string) (lab.Outcome, []string) {
 	rel := path.Join("solutions", l.Name, "mutants", m.Name+lab.MutantExt)
 	written, problems := lab.WriteMutant(filepath.Join(tmp, "mutants", m.Name), rel, m, refs)
 	if problems != nil {
@@ -93,14 +93,14 @@ func runMutant(ws *repo.Workspace, ctx context.Context, l lab.Lab, info lab.Info
 	replace := solutionOverlay(ws, editable, solFiles)
 	for _, f := range editable {
 		if p, ok := written[path.Base(f)]; ok {
-			replace[lab.Abs(ws, f)] = p
+			replace[ws.Abs(f)] = p
 		}
 	}
 	overlay, err := writeOverlay(tmp, "mutant-"+m.Name+".json", replace)
 	if err != nil {
 		return lab.Outcome{}, []string{err.Error()}
 	}
-	run, res := ws.GoTest(ctx, lab.LabTestTimeout, append(append(overlayArgs(overlay), flags...), l.Pattern())...)
+	run, res := ws.GoTest(ctx, lab.TestTimeout, append(append(overlayArgs(overlay), flags...), l.Pattern())...)
 	return lab.OutcomeOf(ws, info, run, res), nil
 }
 

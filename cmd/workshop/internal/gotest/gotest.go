@@ -22,7 +22,7 @@ type testEvent struct {
 	FailedBuild string // package fail event after a build failure
 }
 
-// testRun is everything one `go test -json` invocation reported, by package.
+// Run is everything one `go test -json` invocation reported, by package.
 type Run struct {
 	Packages map[string]*Package
 	// Other holds output that belongs to no package: non-JSON lines and
@@ -30,7 +30,7 @@ type Run struct {
 	Other []string
 }
 
-// pkgResult is the outcome of one package.
+// Package is the outcome of one package.
 type Package struct {
 	Path        string
 	Action      string // "pass", "fail", "skip", or "" when it never finished
@@ -40,27 +40,27 @@ type Package struct {
 	Tests       map[string]*Test
 }
 
-// testResult is the outcome of one top-level test, its subtests folded in.
+// Test is the outcome of one top-level test, its subtests folded in.
 type Test struct {
 	Name   string
 	Action string   // "pass", "fail", "skip", or "" when it started but never finished
 	Output []string // its output and its subtests', without trailing newlines
 }
 
-// scoreCardHeading begins the score card a lab's experiment may print
+// ScoreCardHeading begins the score card a lab's experiment may print
 // (lab 10's, gameday.Card.Write); scoreLine ends it.
 const ScoreCardHeading = "The game day's score card"
 
-// experimentPattern matches a lab's experiment test for go test -run/-skip.
+// ExperimentPattern matches a lab's experiment test for go test -run/-skip.
 const ExperimentPattern = `^TestStep[0-9]+Experiment$`
 
-// compiled reports whether the package at path built (its tests ran).
+// Compiled reports whether the package at path built (its tests ran).
 func (r *Run) Compiled(path string) bool {
 	p, ok := r.Packages[path]
 	return ok && !p.BuildFailed
 }
 
-// merge adds the tests of other, a second run of the same packages with
+// Merge adds the tests of other, a second run of the same packages with
 // other tests, to r. A package fails if it failed in either run.
 func (r *Run) Merge(other *Run) {
 	for path, op := range other.Packages {
@@ -85,7 +85,7 @@ func (r *Run) Merge(other *Run) {
 	r.Other = append(r.Other, other.Other...)
 }
 
-// parseTestJSON reads a `go test -json` stream. Lines that are not JSON
+// Parse reads a `go test -json` stream. Lines that are not JSON
 // events (a go command too old to emit build events, say) land in Other.
 func Parse(r io.Reader) *Run {
 	p := NewParser()
@@ -97,7 +97,7 @@ func Parse(r io.Reader) *Run {
 	return p.Finish()
 }
 
-// testParser reads a `go test -json` stream line by line, so that a caller
+// Parser reads a `go test -json` stream line by line, so that a caller
 // can act on each package as soon as it finishes.
 type Parser struct {
 	run   *Run
@@ -107,14 +107,15 @@ type Parser struct {
 	Events map[string]*bytes.Buffer
 }
 
+// NewParser returns a Parser with nothing read yet.
 func NewParser() *Parser {
 	return &Parser{run: &Run{Packages: map[string]*Package{}}, build: map[string][]string{}}
 }
 
-// keepEvents makes the parser keep each package's event lines.
+// KeepEvents makes the parser keep each package's event lines.
 func (p *Parser) KeepEvents() { p.Events = map[string]*bytes.Buffer{} }
 
-// line reads one line of the stream. It returns the package the line
+// Line reads one line of the stream. It returns the package the line
 // finished (its pass, fail or skip event), or nil.
 func (p *Parser) Line(line []byte) *Package {
 	run := p.run
@@ -179,7 +180,7 @@ func (p *Parser) Line(line []byte) *Package {
 	return nil
 }
 
-// finish ends the stream and returns everything it reported.
+// Finish ends the stream and returns everything it reported.
 func (p *Parser) Finish() *Run {
 	// Build output whose package never reported (a setup failure, say).
 	var rest []string
@@ -194,6 +195,8 @@ func (p *Parser) Finish() *Run {
 	return p.run
 }
 
+// Pkg returns the result of the package at import path, adding an empty
+// one when the run had none.
 func (run *Run) Pkg(path string) *Package {
 	p := run.Packages[path]
 	if p == nil {
@@ -203,7 +206,7 @@ func (run *Run) Pkg(path string) *Package {
 	return p
 }
 
-// buildErrors returns the compiler errors of a package that failed to build,
+// BuildErrors returns the compiler errors of a package that failed to build,
 // or the package's own output when the test binary failed without any test
 // failing (a panic in init, a timeout).
 func (p *Package) BuildErrors() []string {
@@ -213,7 +216,7 @@ func (p *Package) BuildErrors() []string {
 	return p.Output
 }
 
-// failureLines returns a failing test's output without the framing lines
+// FailureLines returns a failing test's output without the framing lines
 // the testing package adds (=== RUN, --- FAIL, ...), so what is left is
 // the failure message the test wrote.
 func (t *Test) FailureLines() []string {
@@ -253,7 +256,7 @@ func framingLine(s string) bool {
 	return false
 }
 
-// scoreLine matches the last line of the game day's score card, as
+// ScoreLine matches the last line of the game day's score card, as
 // gameday.ScoreLine writes it:
 //
 //	The game day's score: yours 83 of 100 (starter 59, reference 100; seed 7)

@@ -30,7 +30,7 @@ import (
 // deeper headings (####) are body text too. A step has at least one hint
 // and a hint a non-empty body.
 
-// hintFile is a parsed HINTS.md.
+// HintFile is a parsed HINTS.md.
 type HintFile struct {
 	Steps []hintStep
 }
@@ -41,13 +41,15 @@ type hintStep struct {
 	Hints []Hint
 }
 
+// Hint is one hint: the symptom it answers, from its heading, and what it
+// says.
 type Hint struct {
 	Symptom string // the heading's text
 	Body    string // Markdown, without leading and trailing blank lines
 	Line    int    // the heading's line
 }
 
-// step returns the hints of step n (nil when it has none).
+// Step returns the hints of step n (nil when it has none).
 func (f HintFile) Step(n int) []Hint {
 	for _, s := range f.Steps {
 		if s.N == n {
@@ -59,7 +61,7 @@ func (f HintFile) Step(n int) []Hint {
 
 var hintStepHeading = regexp.MustCompile(`^Step ([0-9]+)$`)
 
-// parseHints reads a HINTS.md; name is the file's name in the problems it
+// ParseHints reads a HINTS.md; name is the file's name in the problems it
 // reports, each "name:line: what". It returns what it could read even
 // when there are problems.
 func ParseHints(name, text string) (HintFile, []string) {
@@ -72,7 +74,7 @@ func ParseHints(name, text string) (HintFile, []string) {
 		step     *hintStep // the current step
 		h        *Hint     // the current hint
 		body     []string  // the current hint's lines
-		open     fence     // the fence of the code block we are in, if any
+		open     Fence     // the fence of the code block we are in, if any
 		fenceAt  int
 		stray    int // first line of text between a step heading and its first hint
 		lineNo   int
@@ -110,7 +112,7 @@ func ParseHints(name, text string) (HintFile, []string) {
 		case open.N == 0 && fo.N > 0:
 			open, fenceAt = fo, lineNo
 		case open.N > 0 && open.closesLine(line):
-			open = fence{}
+			open = Fence{}
 		case open.N > 0:
 		case strings.HasPrefix(line, "# "):
 			if sawTitle || step != nil {
@@ -168,10 +170,10 @@ func ParseHints(name, text string) (HintFile, []string) {
 	return f, problems
 }
 
-// readHints reads and parses a lab's HINTS.md.
+// ReadHints reads and parses a lab's HINTS.md.
 func ReadHints(ws *repo.Workspace, l Lab) (HintFile, []string, error) {
 	rel := path.Join(l.Dir(), "HINTS.md")
-	data, err := os.ReadFile(Abs(ws, rel))
+	data, err := os.ReadFile(ws.Abs(rel))
 	if err != nil {
 		return HintFile{}, nil, err
 	}

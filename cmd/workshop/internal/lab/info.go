@@ -11,11 +11,11 @@ import (
 	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
 )
 
-// labTestTimeout is the -timeout of one lab's test binary. The lab test
+// TestTimeout is the -timeout of one lab's test binary. The lab test
 // helper's fake-time watchdog normally ends a stuck scenario long before.
-const LabTestTimeout = 3 * time.Minute
+const TestTimeout = 3 * time.Minute
 
-// labInfo is what the tool knows about a present lab without running it.
+// Info is what the tool knows about a present lab without running it.
 type Info struct {
 	Lab
 	Tests  TestSource
@@ -23,6 +23,9 @@ type Info struct {
 	Steps  []int // step numbers from the tests and the README, sorted
 }
 
+// ReadInfo reads what l's files say about it: its tests (with go/parser,
+// so that a lab that does not compile still has its steps), its README and
+// the step numbers of both.
 func ReadInfo(ws *repo.Workspace, l Lab) (Info, error) {
 	info := Info{Lab: l}
 	_, tests, err := Files(ws, l.Dir())
@@ -30,7 +33,7 @@ func ReadInfo(ws *repo.Workspace, l Lab) (Info, error) {
 		return info, err
 	}
 	info.Tests = parseTestSource(ws, tests)
-	if data, err := os.ReadFile(Abs(ws, path.Join(l.Dir(), "README.md"))); err == nil {
+	if data, err := os.ReadFile(ws.Abs(path.Join(l.Dir(), "README.md"))); err == nil {
 		info.Readme = ParseReadme(string(data))
 	}
 	seen := map[int]bool{}
@@ -49,7 +52,7 @@ func ReadInfo(ws *repo.Workspace, l Lab) (Info, error) {
 	return info, nil
 }
 
-// stepTitle returns "step N: title" (or "step N" when the README has none).
+// StepTitle returns "step N: title" (or "step N" when the README has none).
 func (info Info) StepTitle(n int) string {
 	if t := info.Readme.Steps[n]; t != "" {
 		return fmt.Sprintf("step %d: %s", n, t)
@@ -57,7 +60,7 @@ func (info Info) StepTitle(n int) string {
 	return fmt.Sprintf("step %d", n)
 }
 
-// stepLink returns where to read about step n.
+// StepLink returns where to read about step n.
 func (info Info) StepLink(n int) string {
 	link := info.Dir() + "/README.md"
 	if a := info.Readme.Anchors[n]; a != "" {
@@ -66,15 +69,16 @@ func (info Info) StepLink(n int) string {
 	return link
 }
 
-// labOutcome is a present lab after its tests ran.
+// Outcome is a present lab after its tests ran.
 type Outcome struct {
 	Info        Info
 	Pkg         *gotest.Package
 	CompileErrs []string // non-nil when the lab does not build
 	Steps       []StepResult
-	Events      []byte // the run's go test -json lines, when runLabs ran it or had it cached
+	Events      []byte // the run's go test -json lines, when labrun.Run ran it or had it cached
 }
 
+// Passed counts the steps that passed.
 func (o Outcome) Passed() int {
 	n := 0
 	for _, s := range o.Steps {
@@ -85,11 +89,12 @@ func (o Outcome) Passed() int {
 	return n
 }
 
+// Done reports whether the lab built and every step passed.
 func (o Outcome) Done() bool {
 	return o.CompileErrs == nil && len(o.Steps) > 0 && o.Passed() == len(o.Steps)
 }
 
-// outcome combines a lab's source knowledge with a test run.
+// OutcomeOf combines a lab's source knowledge with a test run.
 func OutcomeOf(ws *repo.Workspace, info Info, run *gotest.Run, res repo.Result) Outcome {
 	o := Outcome{Info: info}
 	o.Pkg = run.Packages[path.Join(ws.Module, info.Dir())]

@@ -19,7 +19,7 @@ import (
 	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
 )
 
-// knownLabs are the workshop's labs in order; the ones without a directory
+// Known are the workshop's labs in order; the ones without a directory
 // are shown as coming soon.
 var Known = []string{
 	"01-timeouts",
@@ -34,10 +34,10 @@ var Known = []string{
 	"10-game-day",
 }
 
-// labDirName matches a lab directory name and captures its number.
+// DirName matches a lab directory name and captures its number.
 var DirName = regexp.MustCompile(`^([0-9]{2})-[a-z0-9][a-z0-9-]*$`)
 
-// lab is one lab, present or not.
+// Lab is one lab, present or not.
 type Lab struct {
 	Name    string // directory name, "01-timeouts"
 	Present bool   // labs/<Name> exists
@@ -55,7 +55,7 @@ func (l Lab) Dir() string { return "labs/" + l.Name }
 // Pattern returns the go package pattern for the lab, "./labs/01-timeouts/".
 func (l Lab) Pattern() string { return "./labs/" + l.Name + "/" }
 
-// listLabs returns the nine known labs and any other labs/NN-name
+// List returns the nine known labs and any other labs/NN-name
 // directories, in order.
 func List(ws *repo.Workspace) ([]Lab, error) {
 	present := map[string]bool{}
@@ -82,7 +82,7 @@ func List(ws *repo.Workspace) ([]Lab, error) {
 	return labs, nil
 }
 
-// findLab resolves a check argument: "1", "01", "01-timeouts" or
+// Find resolves a check argument: "1", "01", "01-timeouts" or
 // "labs/01-timeouts/".
 func Find(labs []Lab, arg string) (Lab, bool) {
 	arg = strings.TrimSuffix(filepath.ToSlash(arg), "/")
@@ -98,7 +98,7 @@ func Find(labs []Lab, arg string) (Lab, bool) {
 	return Lab{}, false
 }
 
-// labFiles returns the slash paths (from the root) of a directory's .go
+// Files returns the slash paths (from the root) of a directory's .go
 // files: the editable (non-test) ones and the test ones.
 func Files(ws *repo.Workspace, dir string) (editable, tests []string, err error) {
 	entries, err := os.ReadDir(filepath.Join(ws.Root, filepath.FromSlash(dir)))
@@ -119,7 +119,7 @@ func Files(ws *repo.Workspace, dir string) (editable, tests []string, err error)
 	return editable, tests, nil
 }
 
-// testSource is what the tool learns from a lab's _test.go files without
+// TestSource is what the tool learns from a lab's _test.go files without
 // compiling them.
 type TestSource struct {
 	Tests []string // top-level Test functions (TestMain excluded), in file then source order
@@ -130,11 +130,11 @@ type TestSource struct {
 	Imports   []string // the import paths of the test files, each once
 }
 
-// gameDayPackage is the package a capstone lab's tests import to play the
+// GameDayPackage is the package a capstone lab's tests import to play the
 // game day, below the module path.
 const GameDayPackage = "/internal/gameday"
 
-// capstone reports whether the lab's tests play the game day (import
+// Capstone reports whether the lab's tests play the game day (import
 // module's internal/gameday): lab 10, whose learner file is a plan, plain
 // data. The contract's exceptions for it: clause 8 lets it depend on the
 // solutions it composes, and clause 5 runs it without the race detector,
@@ -248,7 +248,7 @@ var (
 	productionLink = regexp.MustCompile(`\]\((\./)?PRODUCTION\.md(#[^)]*)?\)`)
 )
 
-// noLab is the usage error for a lab argument that names no lab here.
+// NoLab is the usage error for a lab argument that names no lab here.
 func NoLab(arg string, labs []Lab) error {
 	var names []string
 	for _, l := range labs {

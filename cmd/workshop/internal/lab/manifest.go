@@ -16,7 +16,7 @@ import (
 	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
 )
 
-// manifestPath is the starter manifest's slash path from the root.
+// ManifestPath is the starter manifest's slash path from the root.
 const ManifestPath = "labs/starters.txt"
 
 const manifestHeader = `# Pristine lab starter files: "<git blob id> <path>", one per editable lab file.
@@ -27,7 +27,7 @@ const manifestHeader = `# Pristine lab starter files: "<git blob id> <path>", on
 
 var blobID = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`) // SHA-1 or SHA-256
 
-// parseManifest reads a starter manifest: blob id by slash path.
+// ParseManifest reads a starter manifest: blob id by slash path.
 func ParseManifest(text string) (map[string]string, error) {
 	m := map[string]string{}
 	sc := bufio.NewScanner(strings.NewReader(text))
@@ -69,7 +69,7 @@ func formatManifest(ids map[string]string) string {
 	return b.String()
 }
 
-// readManifest reads labs/starters.txt; a missing file is an empty manifest
+// ReadManifest reads labs/starters.txt; a missing file is an empty manifest
 // and ok == false.
 func ReadManifest(ws *repo.Workspace) (m map[string]string, ok bool, err error) {
 	data, err := os.ReadFile(filepath.Join(ws.Root, filepath.FromSlash(ManifestPath)))
@@ -83,8 +83,8 @@ func ReadManifest(ws *repo.Workspace) (m map[string]string, ok bool, err error) 
 	return m, err == nil, err
 }
 
-// pin rewrites labs/starters.txt from the editable files of every present lab.
-func Pin(ws *repo.Workspace, ctx context.Context) error {
+// Pin rewrites labs/starters.txt from the editable files of every present lab.
+func Pin(ctx context.Context, ws *repo.Workspace) error {
 	if !ws.InGitCheckout(ctx) {
 		return errors.New("pin needs git and a git checkout of the workshop (it records git blob ids)")
 	}
@@ -119,7 +119,7 @@ func Pin(ws *repo.Workspace, ctx context.Context) error {
 	return nil
 }
 
-// pristine describes how to build a lab's pristine starter.
+// Pristine describes how to build a lab's pristine starter.
 type Pristine struct {
 	Skip    string            // why the starter checks are skipped (no git); "" otherwise
 	Problem []string          // why the starter cannot be built (manifest out of date); nil when fine
@@ -128,9 +128,9 @@ type Pristine struct {
 	Content map[string][]byte // pristine content by slash path
 }
 
-// pristineStarter works out a lab's pristine starter from the manifest,
+// PristineStarter works out a lab's pristine starter from the manifest,
 // writing blobs that differ from the working copy into tmp.
-func PristineStarter(ws *repo.Workspace, ctx context.Context, l Lab, editable []string, manifest map[string]string, tmp string) Pristine {
+func PristineStarter(ctx context.Context, ws *repo.Workspace, l Lab, editable []string, manifest map[string]string, tmp string) Pristine {
 	p := Pristine{Replace: map[string]string{}, Content: map[string][]byte{}}
 	if !ws.InGitCheckout(ctx) {
 		p.Skip = "git is not available or this is not a git checkout: skipping the pristine-starter checks"
@@ -160,7 +160,7 @@ func PristineStarter(ws *repo.Workspace, ctx context.Context, l Lab, editable []
 	sort.Strings(p.Files)
 	var present []string
 	for _, f := range p.Files {
-		if _, err := os.Stat(Abs(ws, f)); err == nil {
+		if _, err := os.Stat(ws.Abs(f)); err == nil {
 			present = append(present, f)
 		}
 	}
@@ -171,7 +171,7 @@ func PristineStarter(ws *repo.Workspace, ctx context.Context, l Lab, editable []
 	}
 	for _, f := range p.Files {
 		if ids[f] == manifest[f] {
-			data, err := os.ReadFile(Abs(ws, f))
+			data, err := os.ReadFile(ws.Abs(f))
 			if err != nil {
 				p.Problem = append(p.Problem, err.Error())
 				continue
@@ -191,12 +191,7 @@ func PristineStarter(ws *repo.Workspace, ctx context.Context, l Lab, editable []
 			continue
 		}
 		p.Content[f] = res.Stdout
-		p.Replace[Abs(ws, f)] = tmpFile
+		p.Replace[ws.Abs(f)] = tmpFile
 	}
 	return p
-}
-
-// abs returns the absolute path of a slash path from the root.
-func Abs(ws *repo.Workspace, rel string) string {
-	return filepath.Join(ws.Root, filepath.FromSlash(rel))
 }

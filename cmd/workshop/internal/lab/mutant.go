@@ -52,7 +52,7 @@ type edit struct {
 	Line     int    // line of the "-- old F --" marker in the .txtar file
 }
 
-// mutantExt is the extension of mutant files.
+// MutantExt is the extension of mutant files.
 const MutantExt = ".txtar"
 
 var (
@@ -61,7 +61,7 @@ var (
 	mutantCaught = regexp.MustCompile(`^Caught by step ([0-9]+)( under -race)?\.?$`)
 )
 
-// parseMutant reads a mutant file; name is its base name without .txtar.
+// ParseMutant reads a mutant file; name is its base name without .txtar.
 func ParseMutant(name string, data []byte) (Mutant, error) {
 	m := Mutant{Name: name}
 	text := NormalizeEOL(string(data))
@@ -154,7 +154,7 @@ func (m Mutant) Files() []string {
 	return files
 }
 
-// apply applies the mutant's edits to the reference files (base name ->
+// Apply applies the mutant's edits to the reference files (base name ->
 // content) and returns the edited files. Every problem names the mutant's
 // file (rel) and the snippet's line there.
 func (m Mutant) Apply(rel string, refs map[string][]byte) (map[string][]byte, []string) {
@@ -250,7 +250,7 @@ func lineStarts(text, snippet string) []int {
 	}
 }
 
-// normalizeEOL turns CRLF line endings into LF.
+// NormalizeEOL turns CRLF line endings into LF.
 func NormalizeEOL(s string) string {
 	return strings.ReplaceAll(s, "\r\n", "\n")
 }

@@ -16,12 +16,12 @@ import (
 
 // Reading a lab's mutants, and writing a mutant's edited files for a run.
 
-// labMutants reads every mutant of a lab, sorted by name. A file or
+// Mutants reads every mutant of a lab, sorted by name. A file or
 // directory in the mutants directory that is not a .txtar file is a problem,
 // and so is a mutant that does not parse; mutants holds only those that do.
-func LabMutants(ws *repo.Workspace, l Lab) (dir string, mutants []Mutant, problems []string) {
+func Mutants(ws *repo.Workspace, l Lab) (dir string, mutants []Mutant, problems []string) {
 	dir = path.Join("solutions", l.Name, "mutants")
-	entries, err := os.ReadDir(Abs(ws, dir))
+	entries, err := os.ReadDir(ws.Abs(dir))
 	if err != nil {
 		return dir, nil, []string{fmt.Sprintf("no mutants directory %s: every pitfall of the lab needs a mutant, %s/<pitfall>%s", dir, dir, MutantExt)}
 	}
@@ -31,7 +31,7 @@ func LabMutants(ws *repo.Workspace, l Lab) (dir string, mutants []Mutant, proble
 			problems = append(problems, fmt.Sprintf("%s is not a mutant: a mutant is one file <pitfall>%s of edits of the reference", rel, MutantExt))
 			continue
 		}
-		data, err := os.ReadFile(Abs(ws, rel))
+		data, err := os.ReadFile(ws.Abs(rel))
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue
@@ -51,7 +51,7 @@ func LabMutants(ws *repo.Workspace, l Lab) (dir string, mutants []Mutant, proble
 	return dir, mutants, problems
 }
 
-// stepProblem says why m's step is not one of the lab's steps, or "".
+// StepProblem says why m's step is not one of the lab's steps, or "".
 func (m Mutant) StepProblem(info Info) string {
 	if slices.Contains(info.Steps, m.Step) {
 		return ""
@@ -63,7 +63,7 @@ func (m Mutant) StepProblem(info Info) string {
 	return fmt.Sprintf("the mutant names step %d, but lab %s has steps 1 to %d (its ### Step N headings and TestStep<N> tests)", m.Step, info.Num(), last)
 }
 
-// readReferences reads the solution's files (base name -> path).
+// ReadReferences reads the solution's files (base name -> path).
 func ReadReferences(solFiles map[string]string) (map[string][]byte, error) {
 	refs := map[string][]byte{}
 	for base, p := range solFiles {
@@ -76,7 +76,7 @@ func ReadReferences(solFiles map[string]string) (map[string][]byte, error) {
 	return refs, nil
 }
 
-// writeMutant applies m to the references and writes the edited files
+// WriteMutant applies m to the references and writes the edited files
 // under dir; it returns base name -> written path.
 func WriteMutant(dir, rel string, m Mutant, refs map[string][]byte) (map[string]string, []string) {
 	edited, problems := m.Apply(rel, refs)
@@ -97,7 +97,7 @@ func WriteMutant(dir, rel string, m Mutant, refs map[string][]byte) (map[string]
 	return written, nil
 }
 
-// changesNothing reports whether every edited file (base name -> path)
+// ChangesNothing reports whether every edited file (base name -> path)
 // has the same Go tokens as its reference: only comments or spacing
 // changed.
 func ChangesNothing(written map[string]string, refs map[string][]byte) bool {
@@ -130,5 +130,5 @@ func goTokens(src []byte) []string {
 	}
 }
 
-// hasCRLF reports whether data has a CRLF line ending.
+// HasCRLF reports whether data has a CRLF line ending.
 func HasCRLF(data []byte) bool { return bytes.Contains(data, []byte("\r\n")) }

@@ -8,7 +8,7 @@ import (
 	"unicode"
 )
 
-// readme is what the tool reads from a lab's README.md.
+// Readme is what the tool reads from a lab's README.md.
 type Readme struct {
 	Sections []string       // level-2 headings, in order
 	Steps    map[int]string // step number -> title, from "### Step N: title" under "## Steps"
@@ -30,19 +30,19 @@ type Readme struct {
 
 var stepHeading = regexp.MustCompile(`(?i)^step\s+([0-9]+)\s*(?:[:.)]|-|–|—)?\s*(.*)$`)
 
-// fence is a Markdown code fence: a run of at least three backticks or
-// tildes (CommonMark). The zero fence is no fence.
-type fence struct {
+// Fence is a Markdown code Fence: a run of at least three backticks or
+// tildes (CommonMark). The zero Fence is no Fence.
+type Fence struct {
 	char byte
 	N    int
 }
 
-// fenceOf returns the fence a trimmed line begins with, or the zero fence.
+// FenceOf returns the fence a trimmed line begins with, or the zero fence.
 // A backtick fence's info string holds no backtick, so "```a``` text" is
 // inline code, not a fence.
-func FenceOf(trimmed string) fence {
+func FenceOf(trimmed string) Fence {
 	if trimmed == "" || trimmed[0] != '`' && trimmed[0] != '~' {
-		return fence{}
+		return Fence{}
 	}
 	c := trimmed[0]
 	n := 0
@@ -50,12 +50,12 @@ func FenceOf(trimmed string) fence {
 		n++
 	}
 	if n < 3 || c == '`' && strings.Contains(trimmed[n:], "`") {
-		return fence{}
+		return Fence{}
 	}
-	return fence{c, n}
+	return Fence{c, n}
 }
 
-// indentOf returns the columns of white space a line begins with, a tab
+// IndentOf returns the columns of white space a line begins with, a tab
 // advancing to the next multiple of four (CommonMark).
 func IndentOf(line string) int {
 	col := 0
@@ -75,9 +75,9 @@ func IndentOf(line string) int {
 // fenceLine returns the fence a line opens, or the zero fence. Indented by
 // four columns or more, a run of backticks is a paragraph's continuation
 // or indented code, not a fence (CommonMark).
-func fenceLine(line string) fence {
+func fenceLine(line string) Fence {
 	if IndentOf(line) > 3 {
-		return fence{}
+		return Fence{}
 	}
 	return FenceOf(strings.TrimSpace(line))
 }
@@ -85,7 +85,7 @@ func fenceLine(line string) fence {
 // closesLine reports whether line closes the fence f: indented by at
 // most three columns, as a fence must be, the same character, at least as
 // many, and nothing after them.
-func (f fence) closesLine(line string) bool {
+func (f Fence) closesLine(line string) bool {
 	trimmed := strings.TrimSpace(line)
 	g := FenceOf(trimmed)
 	return IndentOf(line) <= 3 && g.char == f.char && g.N >= f.N && strings.Trim(trimmed, string(f.char)) == ""
@@ -102,10 +102,10 @@ var htmlTag = regexp.MustCompile(`<[^>]*>`)
 // tableDelimiter matches a table's delimiter row, "|---|:--:|".
 var tableDelimiter = regexp.MustCompile(`^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$`)
 
-// parseReadme reads headings outside fenced code blocks.
+// ParseReadme reads headings outside fenced code blocks.
 func ParseReadme(text string) Readme {
 	r := Readme{Steps: map[int]string{}, Anchors: map[int]string{}, Words: map[string]int{}}
-	var open fence  // the fence of the code block we are in, if any
+	var open Fence  // the fence of the code block we are in, if any
 	inHTML := false // in an HTML block, which ends at a blank line
 	section := ""
 	// A line starting with "|" is a table row only when a delimiter row
@@ -118,7 +118,7 @@ func ParseReadme(text string) Readme {
 		trimmed := strings.TrimSpace(line)
 		if open.N > 0 {
 			if open.closesLine(line) {
-				open = fence{}
+				open = Fence{}
 			}
 			continue
 		}
@@ -202,11 +202,11 @@ func githubAnchor(heading string) string {
 	return b.String()
 }
 
-// readmeSections are the level-2 sections every lab README has, in order.
+// ReadmeSections are the level-2 sections every lab README has, in order.
 // The last two only link to HINTS.md and PRODUCTION.md.
 var ReadmeSections = []string{"The story", "The pattern", "Steps", "Hints", "Experiment", "In production"}
 
-// Word limits of a lab README (clause 9), counted as readme.Words does:
+// Word limits of a lab README (clause 9), counted as Readme.Words does:
 // everything but the two link sections is what a learner reads before
 // and while solving the lab, in about ten minutes at 200 words a minute.
 const (
@@ -214,7 +214,7 @@ const (
 	LinkSectionWordLimit = 60 // "## Hints" and "## In production": a sentence and a link
 )
 
-// missingSections returns the required sections that are missing or out of
+// MissingSections returns the required sections that are missing or out of
 // order (extra sections in between are allowed).
 func MissingSections(have []string) []string {
 	var missing []string

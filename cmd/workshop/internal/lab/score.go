@@ -13,7 +13,7 @@ import (
 // score card.
 var experimentTest = regexp.MustCompile(gotest.ExperimentPattern)
 
-// gameScore is the score a lab's experiment printed on its score card
+// Score is the score a lab's experiment printed on its score card
 // (lab 10, the game day): 0-100 for the learner's plan ("yours"), the
 // starter's and the reference's, on one seed.
 type Score struct {
@@ -23,7 +23,7 @@ type Score struct {
 	Seed      int `json:"seed"`
 }
 
-// score returns the score the lab's experiment printed, if it did: the
+// Score returns the score the lab's experiment printed, if it did: the
 // last score line of the experiment test that follows a score card's
 // heading. A line printed by another test, or before the card, does not
 // count (a learner's code that prints one is not the card). The class

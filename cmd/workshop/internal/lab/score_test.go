@@ -9,7 +9,7 @@ import (
 	"github.com/gophereats/resilience/internal/gameday"
 )
 
-// outcomeWithOutput is a lab outcome whose experiment wrote lines.
+// OutcomeWithOutput is a lab outcome whose experiment wrote lines.
 func OutcomeWithOutput(lines ...string) Outcome {
 	return Outcome{Pkg: &gotest.Package{Tests: map[string]*gotest.Test{
 		"TestStep9Experiment": {Name: "TestStep9Experiment", Action: "fail", Output: lines},

@@ -11,7 +11,7 @@ import (
 // stepTestName matches a well-formed step test name and captures the step.
 var stepTestName = regexp.MustCompile(`^TestStep([0-9]+)([A-Z][^/]*)?$`)
 
-// stepOf returns the step number of a TestStep<N>... test, or 0.
+// StepOf returns the step number of a TestStep<N>... test, or 0.
 func StepOf(test string) int {
 	m := stepTestName.FindStringSubmatch(test)
 	if m == nil {
@@ -24,17 +24,17 @@ func StepOf(test string) int {
 	return n
 }
 
-// stepState is the state of one step.
-type stepState int
+// StepState is the state of one step.
+type StepState int
 
 const (
-	StepPassed  stepState = iota // every test of the step passed
+	StepPassed  StepState = iota // every test of the step passed
 	StepFailing                  // at least one test failed
 	StepNotRun                   // no test failed, but one never ran or never finished
 	StepNoTests                  // the step has no test (a README step without a test)
 )
 
-func (s stepState) String() string {
+func (s StepState) String() string {
 	switch s {
 	case StepPassed:
 		return "passed"
@@ -47,16 +47,16 @@ func (s stepState) String() string {
 	}
 }
 
-// stepResult is one step's outcome.
+// StepResult is one step's outcome.
 type StepResult struct {
 	N      int
-	State  stepState
+	State  StepState
 	Tests  []string       // the step's test names, in source order
 	Failed []*gotest.Test // its failing tests, in source order
 	NotRun []string       // its tests that never ran or never finished
 }
 
-// stepResults groups a package's results into steps. tests lists the step
+// StepResults groups a package's results into steps. tests lists the step
 // test names known from the source (nil means: use the names that ran);
 // steps lists step numbers that must appear even without a test.
 func StepResults(p *gotest.Package, tests []string, steps []int) []StepResult {

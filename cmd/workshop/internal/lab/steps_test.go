@@ -42,7 +42,7 @@ func TestParseTestJSON(t *testing.T) {
 
 	tests := []string{"TestStep1X", "TestStep1Y", "TestStep2Z", "TestStep3Panic", "TestStep4Later", "TestHelperThing"}
 	steps := StepResults(b, tests, []int{5})
-	want := []stepState{StepFailing, StepPassed, StepNotRun, StepNotRun, StepNoTests}
+	want := []StepState{StepFailing, StepPassed, StepNotRun, StepNotRun, StepNoTests}
 	if len(steps) != len(want) {
 		t.Fatalf("got %d steps, want %d: %+v", len(steps), len(want), steps)
 	}

@@ -5,16 +5,16 @@ import (
 	"time"
 )
 
-// fooddeliveryPkg is the running system's main package.
+// FooddeliveryPkg is the running system's main package.
 const FooddeliveryPkg = "./cmd/fooddelivery"
 
-// buildTimeout bounds one go build of the running system.
+// BuildTimeout bounds one go build of the running system.
 const BuildTimeout = 5 * time.Minute
 
-// learnerTag is the build tag that builds lab l's code into the running
+// LearnerTag is the build tag that builds lab l's code into the running
 // system.
 func (l Lab) LearnerTag() string { return "learner" + l.Num() }
 
-// runsInTheSystem reports whether the running system has an integration
+// RunsInTheSystem reports whether the running system has an integration
 // point for lab l (a learnerNN.go): the nine known labs do.
 func (l Lab) RunsInTheSystem() bool { return slices.Contains(Known, l.Name) }

@@ -14,7 +14,7 @@ import (
 	"github.com/gophereats/resilience/cmd/workshop/internal/term"
 )
 
-// presentLabs lists every lab and the information of those present.
+// Present lists every lab and the information of those present.
 func Present(ws *repo.Workspace) ([]lab.Lab, []lab.Info, error) {
 	labs, err := lab.List(ws)
 	if err != nil {
@@ -34,14 +34,14 @@ func Present(ws *repo.Workspace) ([]lab.Lab, []lab.Info, error) {
 	return labs, infos, nil
 }
 
-// runLabs runs the tests of the labs (without -race, for speed: check runs
+// Run runs the tests of the labs (without -race, for speed: check runs
 // with it) and calls show with each lab's outcome as soon as it is known,
 // under w's lock: labs unchanged since their last run come from the status
 // cache at once (cached is true), the others from one go test -json run
 // that streams each lab's result as it finishes. While they run, w shows
 // which labs are still running. It returns every lab's outcome by name; an
 // error only when the context ended.
-func Run(ws *repo.Workspace, ctx context.Context, infos []lab.Info, w *term.Progress, show func(w io.Writer, o lab.Outcome, cached bool)) (map[string]lab.Outcome, error) {
+func Run(ctx context.Context, ws *repo.Workspace, infos []lab.Info, w *term.Progress, show func(w io.Writer, o lab.Outcome, cached bool)) (map[string]lab.Outcome, error) {
 	outcomes := map[string]lab.Outcome{}
 	if len(infos) == 0 {
 		return outcomes, nil
@@ -64,7 +64,7 @@ func Run(ws *repo.Workspace, ctx context.Context, infos []lab.Info, w *term.Prog
 			show(w, o, cached)
 		})
 	}
-	cache, cacheErr := newStatusCache(ws, ctx, pkgs, nil)
+	cache, cacheErr := newStatusCache(ctx, ws, pkgs, nil)
 	if cacheErr != nil {
 		fmt.Fprintf(w, "(every lab runs: %v)\n", cacheErr)
 	}
@@ -96,7 +96,7 @@ func Run(ws *repo.Workspace, ctx context.Context, infos []lab.Info, w *term.Prog
 	parser := gotest.NewParser()
 	parser.KeepEvents()
 	var finished []*gotest.Package
-	Run, res := ws.GoTestStream(ctx, lab.LabTestTimeout, parser, func(pkg *gotest.Package) {
+	Run, res := ws.GoTestStream(ctx, lab.TestTimeout, parser, func(pkg *gotest.Package) {
 		if info, ok := byPath[pkg.Path]; ok {
 			finished = append(finished, pkg)
 			Report(info, pkg, parser.Events[pkg.Path].Bytes(), false)
@@ -110,7 +110,7 @@ func Run(ws *repo.Workspace, ctx context.Context, infos []lab.Info, w *term.Prog
 		// The files may have changed while the tests ran (a save during
 		// the run): store only what ran on the files the keys were
 		// computed from.
-		if after, err := newStatusCache(ws, ctx, pkgs, nil); err == nil {
+		if after, err := newStatusCache(ctx, ws, pkgs, nil); err == nil {
 			for _, pkg := range finished {
 				if k, ok := after.keys[pkg.Path]; ok && k == cache.keys[pkg.Path] {
 					cache.store(pkg.Path, pkg, parser.Events[pkg.Path].Bytes())

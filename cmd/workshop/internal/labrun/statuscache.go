@@ -73,7 +73,7 @@ type listedPackage struct {
 // newStatusCache computes the key of each lab package in pkgs (import
 // paths) for a go test run with flags. It returns an error when the keys
 // cannot be computed; status then runs every lab.
-func newStatusCache(ws *repo.Workspace, ctx context.Context, pkgs map[string]string, flags []string) (*statusCache, error) {
+func newStatusCache(ctx context.Context, ws *repo.Workspace, pkgs map[string]string, flags []string) (*statusCache, error) {
 	dir, err := workshopCacheDir("status")
 	if err != nil {
 		return nil, err

@@ -16,7 +16,7 @@ import (
 	"github.com/gophereats/resilience/cmd/workshop/internal/term"
 )
 
-// hintArgs splits hint's arguments: the lab and an optional --reset.
+// HintArgs splits hint's arguments: the lab and an optional --reset.
 func HintArgs(args []string) (labArg string, reset bool, ok bool) {
 	for _, a := range args {
 		switch a {
@@ -35,10 +35,10 @@ func HintArgs(args []string) (labArg string, reset bool, ok bool) {
 	return labArg, reset, labArg != ""
 }
 
-// hint runs a lab's tests, finds the first step that does not pass and
+// Hint runs a lab's tests, finds the first step that does not pass and
 // shows the next of its hints not shown yet; "hint NN --reset" forgets
 // what was shown for the lab.
-func Hint(ws *repo.Workspace, ctx context.Context, args []string) error {
+func Hint(ctx context.Context, ws *repo.Workspace, args []string) error {
 	arg, reset, ok := HintArgs(args)
 	if !ok {
 		return repo.ErrUsage
@@ -55,13 +55,13 @@ func Hint(ws *repo.Workspace, ctx context.Context, args []string) error {
 		fmt.Fprintf(ws.Stdout, "Lab %s %s is coming soon.\n", l.Num(), l.Title())
 		return repo.ErrFailed
 	}
-	return showHint(ws, ctx, term.New(ws.Stdout), l, reset, false)
+	return showHint(ctx, ws, term.New(ws.Stdout), l, reset, false)
 }
 
 // showHint shows lab l's next hint on w (or forgets the hints shown, with
 // reset). watch calls it for its typed "hint".
 // inWatch leaves out the failure (watch shows it) and says "type hint".
-func showHint(ws *repo.Workspace, ctx context.Context, w *term.Progress, l lab.Lab, reset, inWatch bool) error {
+func showHint(ctx context.Context, ws *repo.Workspace, w *term.Progress, l lab.Lab, reset, inWatch bool) error {
 	stateFile, stateErr := hintStatePath(ws.Root)
 	root := ws.Root
 	if r, err := filepath.EvalSymlinks(root); err == nil {
@@ -108,9 +108,9 @@ func showHint(ws *repo.Workspace, ctx context.Context, w *term.Progress, l lab.L
 		return err
 	}
 	// Without -race, unlike check: a hint only needs to know which step
-	// fails first, and a plain run is several times quicker (runLabs; a
+	// fails first, and a plain run is several times quicker (labrun.Run; a
 	// lab unchanged since its last run comes from the status cache).
-	outcomes, err := labrun.Run(ws, ctx, []lab.Info{info}, w, func(io.Writer, lab.Outcome, bool) {})
+	outcomes, err := labrun.Run(ctx, ws, []lab.Info{info}, w, func(io.Writer, lab.Outcome, bool) {})
 	if err != nil {
 		return err
 	}

@@ -27,9 +27,10 @@ import (
 // output and captures the lab's number.
 var learnerFile = regexp.MustCompile(`learner([0-9]{2})\.go:[0-9]+`)
 
-// exitError makes main exit with the running system's own exit status.
+// ExitError makes main exit with the running system's own exit status.
 type ExitError struct{ Code int }
 
+// Error says which status the system exited with.
 func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
 // liveArgs splits live's arguments: the labs first ("05", "5" or
@@ -47,12 +48,12 @@ func liveArgs(args []string) (labs, rest []string) {
 	return args, nil
 }
 
-// live builds the running system with the learner code of the labs named
+// Live builds the running system with the learner code of the labs named
 // in args (every lab you have started when none is named), runs it with
 // those labs as learner and the rest of args, and waits for it to end,
 // passing Ctrl-C on. A lab that does not compile is reported with its
 // name, and live fails without starting anything.
-func Live(ws *repo.Workspace, ctx context.Context, args []string) error {
+func Live(ctx context.Context, ws *repo.Workspace, args []string) error {
 	names, rest := liveArgs(args)
 	all, err := lab.List(ws)
 	if err != nil {
@@ -80,7 +81,7 @@ func Live(ws *repo.Workspace, ctx context.Context, args []string) error {
 		labFlags = append(labFlags, learnerFlag(l)...)
 	}
 	if len(labs) == 0 {
-		started, err := startedLabs(ws, ctx, all)
+		started, err := startedLabs(ctx, ws, all)
 		if err != nil {
 			return err
 		}
@@ -137,7 +138,7 @@ func labNums(labs []lab.Lab) string {
 // startedLabs returns the labs of the running system whose editable files
 // differ from the pinned starter (labs/starters.txt): the labs the learner
 // has started. It needs git to hash the files.
-func startedLabs(ws *repo.Workspace, ctx context.Context, all []lab.Lab) ([]lab.Lab, error) {
+func startedLabs(ctx context.Context, ws *repo.Workspace, all []lab.Lab) ([]lab.Lab, error) {
 	manifest, ok, err := lab.ReadManifest(ws)
 	if err != nil {
 		return nil, err

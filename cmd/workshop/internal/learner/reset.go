@@ -20,12 +20,12 @@ import (
 // and .gitignore lists it.
 const backupDir = ".workshop/backups"
 
-// reset is "reset NN [-y]": it puts the pristine starter of lab NN back
+// Reset is "reset NN [-y]": it puts the pristine starter of lab NN back
 // from git's objects (the blob ids labs/starters.txt pins), after copying
 // the learner's editable files to a backup directory whose path it prints.
 // Editable files the starter does not have are moved to the backup too.
 // Test files and READMEs are not touched. Without -y it asks first.
-func Reset(ws *repo.Workspace, ctx context.Context, arg string, yes bool) error {
+func Reset(ctx context.Context, ws *repo.Workspace, arg string, yes bool) error {
 	labs, err := lab.List(ws)
 	if err != nil {
 		return err
@@ -66,7 +66,7 @@ func Reset(ws *repo.Workspace, ctx context.Context, arg string, yes bool) error 
 	}
 	var present []string
 	for _, f := range starter {
-		if _, err := os.Stat(lab.Abs(ws, f)); err == nil {
+		if _, err := os.Stat(ws.Abs(f)); err == nil {
 			present = append(present, f)
 		}
 	}
@@ -129,7 +129,7 @@ func Reset(ws *repo.Workspace, ctx context.Context, arg string, yes bool) error 
 	}
 	var saved []string
 	for _, f := range append(slices.Clone(changed), extra...) {
-		data, err := os.ReadFile(lab.Abs(ws, f))
+		data, err := os.ReadFile(ws.Abs(f))
 		if os.IsNotExist(err) {
 			continue // a deleted starter file: nothing to keep
 		}
@@ -142,12 +142,12 @@ func Reset(ws *repo.Workspace, ctx context.Context, arg string, yes bool) error 
 		saved = append(saved, path.Base(f))
 	}
 	for _, f := range changed {
-		if err := os.WriteFile(lab.Abs(ws, f), blobs[f], 0o644); err != nil {
+		if err := os.WriteFile(ws.Abs(f), blobs[f], 0o644); err != nil {
 			return err
 		}
 	}
 	for _, f := range extra {
-		if err := os.Remove(lab.Abs(ws, f)); err != nil {
+		if err := os.Remove(ws.Abs(f)); err != nil {
 			return err
 		}
 	}

@@ -15,11 +15,11 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 )
 
-// solution is "solution NN [-y]": the reference solution against the
+// Solution is "solution NN [-y]": the reference solution against the
 // learner's files as a unified diff, then the reference's NOTES.md. Before
 // the lab passes it says that this shows the answer and asks first
 // (unless -y).
-func Solution(ws *repo.Workspace, ctx context.Context, arg string, yes bool) error {
+func Solution(ctx context.Context, ws *repo.Workspace, arg string, yes bool) error {
 	labs, err := lab.List(ws)
 	if err != nil {
 		return err
@@ -35,7 +35,7 @@ func Solution(ws *repo.Workspace, ctx context.Context, arg string, yes bool) err
 	w := ws.Stdout
 	if !yes {
 		p := term.New(w)
-		outcomes, err := labrun.Run(ws, ctx, []lab.Info{info}, p, func(io.Writer, lab.Outcome, bool) {})
+		outcomes, err := labrun.Run(ctx, ws, []lab.Info{info}, p, func(io.Writer, lab.Outcome, bool) {})
 		if err != nil {
 			return err
 		}
@@ -74,7 +74,7 @@ func showSolution(ws *repo.Workspace, w io.Writer, l lab.Lab) error {
 		if err != nil {
 			return err
 		}
-		mine, err := os.ReadFile(lab.Abs(ws, path.Join(l.Dir(), base)))
+		mine, err := os.ReadFile(ws.Abs(path.Join(l.Dir(), base)))
 		if err != nil && !os.IsNotExist(err) {
 			return err
 		}
@@ -94,7 +94,7 @@ func showSolution(ws *repo.Workspace, w io.Writer, l lab.Lab) error {
 		}
 		fmt.Fprintln(w, diff)
 	}
-	notes, err := os.ReadFile(lab.Abs(ws, path.Join(solDir, "NOTES.md")))
+	notes, err := os.ReadFile(ws.Abs(path.Join(solDir, "NOTES.md")))
 	if err == nil {
 		fmt.Fprintf(w, "%s\n\n%s", path.Join(solDir, "NOTES.md"), lab.NormalizeEOL(string(notes)))
 	}

@@ -14,10 +14,10 @@ import (
 	"github.com/gophereats/resilience/cmd/workshop/internal/term"
 )
 
-// status prints every lab and the next thing to do. Each lab's summary is
-// printed as soon as its tests finish (see runLabs); on a terminal a
+// Status prints every lab and the next thing to do. Each lab's summary is
+// printed as soon as its tests finish (see labrun.Run); on a terminal a
 // progress line says what is still running meanwhile.
-func Status(ws *repo.Workspace, ctx context.Context) error {
+func Status(ctx context.Context, ws *repo.Workspace) error {
 	labs, infos, err := labrun.Present(ws)
 	if err != nil {
 		return err
@@ -25,7 +25,7 @@ func Status(ws *repo.Workspace, ctx context.Context) error {
 	w := term.New(ws.Stdout)
 	fmt.Fprintln(w, "Resilience workshop: your progress")
 	fmt.Fprintln(w)
-	outcomes, err := labrun.Run(ws, ctx, infos, w, func(w io.Writer, o lab.Outcome, cached bool) {
+	outcomes, err := labrun.Run(ctx, ws, infos, w, func(w io.Writer, o lab.Outcome, cached bool) {
 		note := ""
 		if cached {
 			note = "unchanged since the last run"
@@ -126,9 +126,9 @@ func nextStep(outcomes []lab.Outcome) string {
 	return "Next: every lab here passes. Well done! Re-run the experiments (the last step of each lab) and compare your tables with the READMEs."
 }
 
-// check runs one lab and prints a step-by-step summary; it returns
+// Check runs one lab and prints a step-by-step summary; it returns
 // errFailed unless every step passes.
-func Check(ws *repo.Workspace, ctx context.Context, arg string) error {
+func Check(ctx context.Context, ws *repo.Workspace, arg string) error {
 	labs, err := lab.List(ws)
 	if err != nil {
 		return err
@@ -157,12 +157,12 @@ func Check(ws *repo.Workspace, ctx context.Context, arg string) error {
 	switch {
 	case info.Tests.Capstone(ws.Module):
 		fmt.Fprintf(w, "Running go test %s (without -race: what you edit is a plan, plain data; verify tests the code it runs under -race) ...\n\n", l.Pattern())
-		run, res = ws.GoTest(ctx, lab.LabTestTimeout, l.Pattern())
+		run, res = ws.GoTest(ctx, lab.TestTimeout, l.Pattern())
 	case ws.RaceAvailable(ctx):
 		fmt.Fprintf(w, "Running go test -race %s (the experiment without -race) ...\n\n", l.Pattern())
-		run, res = ws.GoTest(ctx, lab.LabTestTimeout, "-race", "-skip", gotest.ExperimentPattern, l.Pattern())
+		run, res = ws.GoTest(ctx, lab.TestTimeout, "-race", "-skip", gotest.ExperimentPattern, l.Pattern())
 		if run.Compiled(path.Join(ws.Module, info.Dir())) {
-			exp, expRes := ws.GoTest(ctx, lab.LabTestTimeout, "-run", gotest.ExperimentPattern, l.Pattern())
+			exp, expRes := ws.GoTest(ctx, lab.TestTimeout, "-run", gotest.ExperimentPattern, l.Pattern())
 			run.Merge(exp)
 			if res.Err == nil {
 				res = expRes
@@ -170,7 +170,7 @@ func Check(ws *repo.Workspace, ctx context.Context, arg string) error {
 		}
 	default:
 		fmt.Fprintf(w, "Running go test %s (without -race: it needs cgo, a C compiler and a platform the race detector supports) ...\n\n", l.Pattern())
-		run, res = ws.GoTest(ctx, lab.LabTestTimeout, l.Pattern())
+		run, res = ws.GoTest(ctx, lab.TestTimeout, l.Pattern())
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -214,7 +214,7 @@ func anyFailed(steps []lab.StepResult) bool {
 	return false
 }
 
-// printSteps prints each step's state and the first failing test's story.
+// PrintSteps prints each step's state and the first failing test's story.
 // root is the repository's, for the race detector's paths.
 func PrintSteps(w io.Writer, root string, info lab.Info, o lab.Outcome) {
 	for _, s := range o.Steps {

@@ -24,7 +24,7 @@ const watchDebounce = 300 * time.Millisecond
 // watchHelp lists watch's typed commands.
 const watchHelp = "Type hint, list (every lab, re-checked), solution, help or quit, then Enter; Enter alone re-runs."
 
-// watch is "watch [NN] [--manual]": it runs a lab's tests, shows the steps
+// Watch is "watch [NN] [--manual]": it runs a lab's tests, shows the steps
 // passed and the first failing step's story, and runs them again whenever
 // one of the lab's .go files is saved (fsnotify, on the lab's directory:
 // editors save by writing a new file and renaming it, which a watch on the
@@ -34,7 +34,7 @@ const watchHelp = "Type hint, list (every lab, re-checked), solution, help or qu
 // sends no change notifications (WSL on /mnt, network drives), Enter
 // re-runs instead. It returns when told to quit, at the end of stdin in
 // manual mode, or when ctx ends.
-func Watch(ws *repo.Workspace, ctx context.Context, arg string, manual bool) error {
+func Watch(ctx context.Context, ws *repo.Workspace, arg string, manual bool) error {
 	labs, infos, err := labrun.Present(ws)
 	if err != nil {
 		return err
@@ -56,7 +56,7 @@ func Watch(ws *repo.Workspace, ctx context.Context, arg string, manual bool) err
 		}
 	} else {
 		fmt.Fprintln(w, "Finding the first lab that does not pass yet...")
-		outcomes, err := labrun.Run(ws, ctx, infos, w, func(io.Writer, lab.Outcome, bool) {})
+		outcomes, err := labrun.Run(ctx, ws, infos, w, func(io.Writer, lab.Outcome, bool) {})
 		if err != nil {
 			return err
 		}
@@ -76,7 +76,7 @@ func Watch(ws *repo.Workspace, ctx context.Context, arg string, manual bool) err
 	if !manual {
 		watcher, err = fsnotify.NewWatcher()
 		if err == nil {
-			err = watcher.Add(lab.Abs(ws, infos[current].Dir()))
+			err = watcher.Add(ws.Abs(infos[current].Dir()))
 		}
 		if err != nil {
 			fmt.Fprintf(w, "Cannot watch for file changes (%v): running in manual mode; press Enter to re-run.\n", err)
@@ -129,7 +129,7 @@ func Watch(ws *repo.Workspace, ctx context.Context, arg string, manual bool) err
 		}
 		done := make(chan result, 1)
 		go func() {
-			o, err := watchRun(ws, runCtx, w, info, clear)
+			o, err := watchRun(runCtx, ws, w, info, clear)
 			done <- result{o, err}
 		}()
 		stop := func() { cancel(); <-done }
@@ -190,14 +190,14 @@ func Watch(ws *repo.Workspace, ctx context.Context, arg string, manual bool) err
 				passed = current
 				fmt.Fprintf(w, "\nLab %s passes. Well done! Type solution and Enter to compare your code with the reference; %s says what production libraries do.\n",
 					info.Num(), path.Join(info.Dir(), "PRODUCTION.md"))
-				next := nextUnfinished(ws, ctx, w, infos, current)
+				next := nextUnfinished(ctx, ws, w, infos, current)
 				if next < 0 {
 					fmt.Fprintln(w, "Every lab passes: the workshop is done. Type quit and Enter to leave.")
 					continue
 				}
 				if watcher != nil {
-					watcher.Remove(lab.Abs(ws, infos[current].Dir()))
-					if err := watcher.Add(lab.Abs(ws, infos[next].Dir())); err != nil {
+					watcher.Remove(ws.Abs(infos[current].Dir()))
+					if err := watcher.Add(ws.Abs(infos[next].Dir())); err != nil {
 						return fmt.Errorf("watching %s: %w", infos[next].Dir(), err)
 					}
 				}
@@ -231,7 +231,7 @@ func Watch(ws *repo.Workspace, ctx context.Context, arg string, manual bool) err
 				commands = nil // no more input; keep watching the files
 				continue
 			}
-			quit, err := watchCommand(ws, ctx, w, cmd, commands, infos, current, passed)
+			quit, err := watchCommand(ctx, ws, w, cmd, commands, infos, current, passed)
 			if err != nil || quit {
 				return err
 			}
@@ -242,11 +242,11 @@ func Watch(ws *repo.Workspace, ctx context.Context, arg string, manual bool) err
 
 // watchRun runs one lab and shows every step, with the first failing
 // step's story. On a terminal, and when clear, it clears the screen first.
-func watchRun(ws *repo.Workspace, ctx context.Context, w *term.Progress, info lab.Info, clear bool) (lab.Outcome, error) {
+func watchRun(ctx context.Context, ws *repo.Workspace, w *term.Progress, info lab.Info, clear bool) (lab.Outcome, error) {
 	if w.Terminal && clear {
 		fmt.Fprint(w, "\033[H\033[2J")
 	}
-	outcomes, err := labrun.Run(ws, ctx, []lab.Info{info}, w, func(io.Writer, lab.Outcome, bool) {})
+	outcomes, err := labrun.Run(ctx, ws, []lab.Info{info}, w, func(io.Writer, lab.Outcome, bool) {})
 	if err != nil {
 		return lab.Outcome{}, err
 	}
@@ -288,8 +288,8 @@ func watchFooter(ws *repo.Workspace, w io.Writer, info lab.Info, manual bool) {
 
 // nextUnfinished returns the index of the first lab after current (then
 // from the start) that does not pass, or -1.
-func nextUnfinished(ws *repo.Workspace, ctx context.Context, w *term.Progress, infos []lab.Info, current int) int {
-	outcomes, err := labrun.Run(ws, ctx, infos, w, func(io.Writer, lab.Outcome, bool) {})
+func nextUnfinished(ctx context.Context, ws *repo.Workspace, w *term.Progress, infos []lab.Info, current int) int {
+	outcomes, err := labrun.Run(ctx, ws, infos, w, func(io.Writer, lab.Outcome, bool) {})
 	if err != nil {
 		return -1
 	}
@@ -304,7 +304,7 @@ func nextUnfinished(ws *repo.Workspace, ctx context.Context, w *term.Progress, i
 
 // watchCommand runs one typed command; it reports whether to quit.
 // A confirmation is the next line from commands.
-func watchCommand(ws *repo.Workspace, ctx context.Context, w *term.Progress, cmd string, commands <-chan string, infos []lab.Info, current, passed int) (bool, error) {
+func watchCommand(ctx context.Context, ws *repo.Workspace, w *term.Progress, cmd string, commands <-chan string, infos []lab.Info, current, passed int) (bool, error) {
 	switch cmd {
 	case "":
 		return false, nil
@@ -312,7 +312,7 @@ func watchCommand(ws *repo.Workspace, ctx context.Context, w *term.Progress, cmd
 		return true, nil
 	case "h", "hint":
 		fmt.Fprintln(w)
-		err := showHint(ws, ctx, w, infos[current].Lab, false, true)
+		err := showHint(ctx, ws, w, infos[current].Lab, false, true)
 		if errors.Is(err, repo.ErrFailed) {
 			err = nil // it said why
 		}
@@ -322,7 +322,7 @@ func watchCommand(ws *repo.Workspace, ctx context.Context, w *term.Progress, cmd
 		return false, nil
 	case "l", "list", "c", "check", "all":
 		fmt.Fprintln(w)
-		outcomes, err := labrun.Run(ws, ctx, infos, w, func(io.Writer, lab.Outcome, bool) {})
+		outcomes, err := labrun.Run(ctx, ws, infos, w, func(io.Writer, lab.Outcome, bool) {})
 		if err != nil {
 			return false, err
 		}

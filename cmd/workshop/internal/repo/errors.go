@@ -5,22 +5,24 @@ import (
 	"fmt"
 )
 
-// errUsage reports bad arguments; main prints the usage and exits 2.
+// ErrUsage reports bad arguments; main prints the usage and exits 2.
 var ErrUsage = errors.New("usage")
 
-// errFailed reports that the command ran and found failures it has already
+// ErrFailed reports that the command ran and found failures it has already
 // printed; main exits 1 without another message.
 var ErrFailed = errors.New("failed")
 
-// usageError is a command line the tool cannot run; main prints what was
+// UsageError is a command line the tool cannot run; main prints what was
 // wrong, then the usage, and exits 2.
 type UsageError struct{ Msg string }
 
+// Error is what was wrong with the command line.
 func (e *UsageError) Error() string { return e.Msg }
 
+// Is makes errors.Is(err, ErrUsage) true for every UsageError.
 func (e *UsageError) Is(target error) bool { return target == ErrUsage }
 
-// badUsage returns a usageError saying what was wrong.
+// BadUsage returns a UsageError saying what was wrong.
 func BadUsage(format string, args ...any) error {
 	return &UsageError{fmt.Sprintf(format, args...)}
 }

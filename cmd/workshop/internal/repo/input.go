@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// input returns the reader of stdin's lines, made once so that no input
+// Input returns the reader of stdin's lines, made once so that no input
 // is lost between two readers' buffers.
 func (ws *Workspace) Input() *bufio.Reader {
 	if ws.in == nil {
@@ -15,7 +15,7 @@ func (ws *Workspace) Input() *bufio.Reader {
 	return ws.in
 }
 
-// confirm asks question on stdout and reads a line from stdin: true for
+// Confirm asks question on stdout and reads a line from stdin: true for
 // "y" or "yes" (any case), false for anything else or no input.
 func (ws *Workspace) Confirm(question string) bool {
 	fmt.Fprint(ws.Stdout, question)

@@ -17,7 +17,7 @@ import (
 	"github.com/gophereats/resilience/cmd/workshop/internal/gotest"
 )
 
-// workspace is the repository the tool works on and the tools it runs.
+// Workspace is the repository the tool works on and the tools it runs.
 type Workspace struct {
 	Stdin  io.Reader     // where confirmations and watch's commands are read
 	in     *bufio.Reader // stdin's lines, once read (see input)
@@ -28,7 +28,7 @@ type Workspace struct {
 	Stderr io.Writer
 }
 
-// openWorkspace finds the repository containing dir (or the working
+// Open finds the repository containing dir (or the working
 // directory when dir is empty) and the go command.
 func Open(dir string, stdout, stderr io.Writer) (*Workspace, error) {
 	if dir == "" {
@@ -74,6 +74,11 @@ func Open(dir string, stdout, stderr io.Writer) (*Workspace, error) {
 	}, nil
 }
 
+// Abs returns the absolute path of a slash path from the root.
+func (ws *Workspace) Abs(rel string) string {
+	return filepath.Join(ws.Root, filepath.FromSlash(rel))
+}
+
 // modulePath returns the module path declared in a go.mod file.
 func modulePath(gomod []byte) string {
 	sc := bufio.NewScanner(bytes.NewReader(gomod))
@@ -99,25 +104,25 @@ func findGo() string {
 	return filepath.Join(runtime.GOROOT(), "bin", name)
 }
 
-// cmdResult is what a finished subprocess produced.
+// Result is what a finished subprocess produced.
 type Result struct {
 	Stdout []byte
 	Stderr []byte
 	Err    error // nil when the command exited 0
 }
 
-// combined returns stderr followed by stdout, as lines without trailing blanks.
+// Combined returns stderr followed by stdout, as lines without trailing blanks.
 func (r Result) Combined() []string {
 	return SplitLines(string(r.Stderr) + string(r.Stdout))
 }
 
-// runCmd runs name with args in the repository root. A context deadline of
+// RunCmd runs name with args in the repository root. A context deadline of
 // limit (when positive) guards against a hung subprocess.
 func (ws *Workspace) RunCmd(ctx context.Context, limit time.Duration, name string, args ...string) Result {
 	return ws.RunCmdEnv(ctx, limit, nil, name, args...)
 }
 
-// runCmdEnv is runCmd with env ("NAME=value" entries) added to this
+// RunCmdEnv is runCmd with env ("NAME=value" entries) added to this
 // process's environment.
 func (ws *Workspace) RunCmdEnv(ctx context.Context, limit time.Duration, env []string, name string, args ...string) Result {
 	if limit > 0 {
@@ -142,12 +147,12 @@ func (ws *Workspace) RunCmdEnv(ctx context.Context, limit time.Duration, env []s
 	return Result{Stdout: out.Bytes(), Stderr: errb.Bytes(), Err: err}
 }
 
-// goCmd runs the go command in the repository root.
+// GoCmd runs the go command in the repository root.
 func (ws *Workspace) GoCmd(ctx context.Context, limit time.Duration, args ...string) Result {
 	return ws.RunCmd(ctx, limit, ws.GoBin, args...)
 }
 
-// goTest runs `go test -json` with args and parses its events. The test
+// GoTest runs `go test -json` with args and parses its events. The test
 // binary's own -timeout is testTimeout; the go command as a whole gets two
 // more minutes for building.
 func (ws *Workspace) GoTest(ctx context.Context, testTimeout time.Duration, args ...string) (*gotest.Run, Result) {
@@ -157,7 +162,7 @@ func (ws *Workspace) GoTest(ctx context.Context, testTimeout time.Duration, args
 	return run, res
 }
 
-// goTestStream is goTest that feeds the events to p as they come and calls
+// GoTestStream is goTest that feeds the events to p as they come and calls
 // done with each package as soon as go test reports it finished (go test
 // -json streams each package's events as its test binary runs), before
 // the whole run ends. done must not block long.
@@ -196,7 +201,7 @@ func (ws *Workspace) GoTestStream(ctx context.Context, testTimeout time.Duration
 	return p.Finish(), Result{Stdout: raw.Bytes(), Stderr: errb.Bytes(), Err: err}
 }
 
-// goEnv returns the values of the named go env variables.
+// GoEnv returns the values of the named go env variables.
 func (ws *Workspace) GoEnv(ctx context.Context, names ...string) (map[string]string, error) {
 	res := ws.GoCmd(ctx, time.Minute, append([]string{"env"}, names...)...)
 	if res.Err != nil {
@@ -212,7 +217,7 @@ func (ws *Workspace) GoEnv(ctx context.Context, names ...string) (map[string]str
 	return env, nil
 }
 
-// raceAvailable reports whether `go test -race` can work here: a target
+// RaceAvailable reports whether `go test -race` can work here: a target
 // platform the race detector supports, cgo enabled and a C compiler on PATH.
 func (ws *Workspace) RaceAvailable(ctx context.Context) bool {
 	env, err := ws.GoEnv(ctx, "CGO_ENABLED", "CC", "GOOS", "GOARCH")
@@ -227,7 +232,7 @@ func (ws *Workspace) RaceAvailable(ctx context.Context) bool {
 	return err == nil
 }
 
-// raceSupported reports whether the race detector exists for goos/goarch,
+// RaceSupported reports whether the race detector exists for goos/goarch,
 // as in the go command's internal/platform.RaceDetectorSupported (Go 1.26).
 // Windows on ARM, for one, has cgo but no race detector.
 func RaceSupported(goos, goarch string) bool {
@@ -243,7 +248,7 @@ func RaceSupported(goos, goarch string) bool {
 	}
 }
 
-// git runs git in the repository root; it reports errNoGit when git is not
+// Git runs git in the repository root; it reports errNoGit when git is not
 // installed.
 func (ws *Workspace) Git(ctx context.Context, args ...string) Result {
 	bin, err := exec.LookPath("git")
@@ -255,14 +260,14 @@ func (ws *Workspace) Git(ctx context.Context, args ...string) Result {
 
 var errNoGit = errors.New("git is not installed")
 
-// inGitCheckout reports whether git is installed and the repository root is
+// InGitCheckout reports whether git is installed and the repository root is
 // inside a git work tree.
 func (ws *Workspace) InGitCheckout(ctx context.Context) bool {
 	res := ws.Git(ctx, "rev-parse", "--is-inside-work-tree")
 	return res.Err == nil && strings.TrimSpace(string(res.Stdout)) == "true"
 }
 
-// hashObjects returns the git blob id of each file (slash paths relative to
+// HashObjects returns the git blob id of each file (slash paths relative to
 // the root), as `git hash-object` computes it (with the repository's filters,
 // so line-ending conversion does not change the id).
 func (ws *Workspace) HashObjects(ctx context.Context, paths []string) (map[string]string, error) {
@@ -289,7 +294,7 @@ func (ws *Workspace) HashObjects(ctx context.Context, paths []string) (map[strin
 	return ids, nil
 }
 
-// splitLines splits text into lines, dropping "\r" and trailing empty lines.
+// SplitLines splits text into lines, dropping "\r" and trailing empty lines.
 func SplitLines(s string) []string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.TrimRight(s, "\n")
@@ -299,7 +304,7 @@ func SplitLines(s string) []string {
 	return strings.Split(s, "\n")
 }
 
-// firstLines returns at most n lines, with a last line saying how many
+// FirstLines returns at most n lines, with a last line saying how many
 // were left out.
 func FirstLines(lines []string, n int) []string {
 	if len(lines) <= n {

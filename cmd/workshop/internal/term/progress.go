@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// progress writes a command's output and, on a terminal, keeps one status
+// Progress writes a command's output and, on a terminal, keeps one status
 // line below it that a ticker redraws every second ("3 of 9 labs done;
 // building and testing 04 05"), so that a long first run shows it is alive.
 // Elsewhere (a pipe, a file, CI logs) it writes the output only.
@@ -24,11 +24,13 @@ type Progress struct {
 	done     sync.WaitGroup
 }
 
+// New returns a Progress writing to w; its status line shows only when w
+// is a terminal.
 func New(w io.Writer) *Progress {
 	return &Progress{w: w, Terminal: IsTerminal(w), start: time.Now()}
 }
 
-// isTerminal reports whether w is a terminal (a character device).
+// IsTerminal reports whether w is a terminal (a character device).
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
@@ -46,7 +48,7 @@ func (p *Progress) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// print runs f with the status line cleared, under the lock, and redraws
+// Print runs f with the status line cleared, under the lock, and redraws
 // the status line after it.
 func (p *Progress) Print(f func(w io.Writer)) {
 	p.mu.Lock()
@@ -56,7 +58,7 @@ func (p *Progress) Print(f func(w io.Writer)) {
 	p.draw()
 }
 
-// status starts redrawing the status line from line every second, on a
+// Status starts redrawing the status line from line every second, on a
 // terminal only.
 func (p *Progress) Status(line func() string) {
 	if !p.Terminal {
@@ -86,7 +88,7 @@ func (p *Progress) Status(line func() string) {
 	}()
 }
 
-// stop removes the status line for good.
+// Stop removes the status line for good.
 func (p *Progress) Stop() {
 	if p.quit != nil {
 		close(p.quit)

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// tableCells splits gather's table into rows of cells (columns are separated
+// TableCells splits gather's table into rows of cells (columns are separated
 // by two spaces or more; no cell here holds two spaces), up to the blank line
 // before the legend.
 func TableCells(out string) [][]string {
@@ -41,7 +41,7 @@ const SampleHints = "# Lab 03 (retries): hints\r\n\r\n" +
 	"## Step 3 ##\n\n" +
 	"### `go test -race`: \"WARNING: DATA RACE\"\n\nTake the lock.\n"
 
-// useTempCacheDir points os.UserCacheDir at a new temporary directory and
+// UseTempCacheDir points os.UserCacheDir at a new temporary directory and
 // returns what it now says. The go command's own cache, which defaults to a
 // directory under it, stays where it was.
 func UseTempCacheDir(t *testing.T) string {
@@ -82,25 +82,27 @@ const SampleReadme = "# Lab 01: timeouts\n\n" +
 	"## Hints\n\n### Step 4: not under Steps\n\n" +
 	"## Experiment\n\n| a table | is not counted |\n|---|:-:|\n| nor | its rows |\n\n| a pipe without a delimiter row is prose\n\n## In production\n\nSee [PRODUCTION.md](PRODUCTION.md).\n"
 
-// syncBuffer is a bytes.Buffer safe for a writer and a poller.
+// SyncBuffer is a bytes.Buffer safe for a writer and a poller.
 type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
+// Write appends p under the lock.
 func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
+// String returns what was written so far.
 func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
 }
 
-// waitFor polls out until it contains want, for up to a minute of real
+// WaitFor polls out until it contains want, for up to a minute of real
 // time (a busy machine builds slowly; the test never fails for that alone).
 func WaitFor(t *testing.T, out *SyncBuffer, want string) {
 	t.Helper()
