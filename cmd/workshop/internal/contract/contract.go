@@ -66,8 +66,8 @@ type clause struct {
 // labRun is what the clauses learn about one lab as verify checks it.
 type labRun struct {
 	ws       *repo.Workspace
-	r        *Report
-	opts     Options
+	r        *report
+	opts     options
 	lab      lab.Lab
 	info     lab.Info
 	editable []string // the starter's editable files (slash paths)
@@ -98,7 +98,7 @@ func (lr *labRun) pinnedStarter(ctx context.Context) error {
 		lr.fail(1, what, lr.opts.manifestErr.Error(), []string{"run go run ./cmd/workshop pin"})
 		return nil
 	}
-	p := lab.PristineStarter(ctx, lr.ws, lr.lab, lr.editable, lr.opts.Manifest, lr.tmp)
+	p := lab.PristineStarter(ctx, lr.ws, lr.lab, lr.editable, lr.opts.manifest, lr.tmp)
 	switch {
 	case p.Skip != "":
 		lr.r.note(p.Skip) // verifyLabs prints it once, for the first lab
@@ -113,10 +113,10 @@ func (lr *labRun) pinnedStarter(ctx context.Context) error {
 		lr.ok(1, what)
 		lr.starter = &p
 		lr.editable = p.Files
-		if lr.opts.Starters != nil {
-			lr.opts.StartersMu.Lock()
-			maps.Copy(lr.opts.Starters, p.Replace)
-			lr.opts.StartersMu.Unlock()
+		if lr.opts.starters != nil {
+			lr.opts.startersMu.Lock()
+			maps.Copy(lr.opts.starters, p.Replace)
+			lr.opts.startersMu.Unlock()
 		}
 	}
 	return nil

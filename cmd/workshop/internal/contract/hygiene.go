@@ -22,7 +22,7 @@ const projectTestTimeout = 10 * time.Minute
 // verifyProject checks the project outside the labs: go vet and gofmt
 // (clause 11), go test (clause 12), the browser tests (clause 13) and the
 // benchmarks (clause 14).
-func verifyProject(ctx context.Context, ws *repo.Workspace, r *Report, race bool) error {
+func verifyProject(ctx context.Context, ws *repo.Workspace, r *report, race bool) error {
 	res := ws.GoCmd(ctx, 2*time.Minute, "list", "-e", "-f", "{{.ImportPath}}", "./...")
 	if res.Err != nil {
 		r.fail("go list ./...", "go list failed", res.Combined())
@@ -59,6 +59,13 @@ func verifyProject(ctx context.Context, ws *repo.Workspace, r *Report, race bool
 	files, problems := gofmtProblems(ctx, ws)
 	r.check(fmt.Sprintf("clause %d: gofmt (%d files outside labs/ and testdata)", clauseVetFmt, files), problems)
 
+	// go.mod tidy.
+	problems, note := tidyProblems(ctx, ws)
+	if note != "" {
+		r.note(note)
+	}
+	r.check(fmt.Sprintf("clause %d: go.mod is tidy (go mod tidy -diff)", clauseVetFmt), problems)
+
 	// go test.
 	if len(testPkgs) == 0 {
 		r.note("no packages to test outside labs/ and solutions/")
@@ -74,7 +81,7 @@ func verifyProject(ctx context.Context, ws *repo.Workspace, r *Report, race bool
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	failedBefore := r.Failed
+	failedBefore := r.failed
 	for _, p := range testPkgs {
 		pkg := run.Packages[p]
 		if pkg == nil || pkg.Action == "skip" {
@@ -110,7 +117,7 @@ func verifyProject(ctx context.Context, ws *repo.Workspace, r *Report, race bool
 	}
 	// go test failed, but no package's result says why (it stopped before
 	// some packages started, say): that is a failure too, never a pass.
-	if res.Err != nil && r.Failed == failedBefore {
+	if res.Err != nil && r.failed == failedBefore {
 		detail := append(append([]string{res.Err.Error()}, run.Other...), repo.SplitLines(string(res.Stderr))...)
 		r.fail(fmt.Sprintf("clause %d: go test%s (project)", clauseProjectTests, flags), "go test failed", detail)
 	}
@@ -129,7 +136,7 @@ var chromiumNames = []string{"chromium", "chromium-browser", "google-chrome", "g
 
 // verifyBrowser runs the browser tests of browserTestDir when a Chromium
 // is installed, and says how to enable them when not.
-func verifyBrowser(ctx context.Context, ws *repo.Workspace, r *Report) error {
+func verifyBrowser(ctx context.Context, ws *repo.Workspace, r *report) error {
 	if _, err := os.Stat(filepath.Join(ws.Root, browserTestDir, "go.mod")); err != nil {
 		return nil
 	}

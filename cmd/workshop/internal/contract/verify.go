@@ -15,19 +15,19 @@ import (
 	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
 )
 
-// Options are what every lab's checks share.
-type Options struct {
-	Race        bool
-	Manifest    map[string]string
+// options are what every lab's checks share.
+type options struct {
+	race        bool
+	manifest    map[string]string
 	manifestErr error
-	Tmp         string // a scratch directory for overlays and blobs
+	tmp         string // a scratch directory for overlays and blobs
 	// starters collects the pristine starters' overlay of every lab
 	// checked (working path -> file with the pinned content), for the
 	// build of the running system with the learners' code (clause 10);
 	// nil: not collected. Guarded by startersMu: labs are checked side by
 	// side.
-	Starters   map[string]string
-	StartersMu *sync.Mutex
+	starters   map[string]string
+	startersMu *sync.Mutex
 }
 
 // labWorkers is how many labs verify checks side by side: two, since a
@@ -39,7 +39,7 @@ const labWorkers = 2
 // then the project. When only names a lab ("02" or "02-deadlines"), verify
 // checks that lab alone and skips the project checks.
 func Verify(ctx context.Context, ws *repo.Workspace, only string) error {
-	r := &Report{W: ws.Stdout}
+	r := &report{w: ws.Stdout}
 	race := ws.RaceAvailable(ctx)
 	if !race {
 		r.note("race detector unavailable (needs cgo, a C compiler and a supported platform): running without -race")
@@ -54,8 +54,8 @@ func Verify(ctx context.Context, ws *repo.Workspace, only string) error {
 	}
 	defer os.RemoveAll(tmp)
 	manifest, _, manifestErr := lab.ReadManifest(ws)
-	opts := Options{Race: race, Manifest: manifest, manifestErr: manifestErr, Tmp: tmp,
-		Starters: map[string]string{}, StartersMu: &sync.Mutex{}}
+	opts := options{race: race, manifest: manifest, manifestErr: manifestErr, tmp: tmp,
+		starters: map[string]string{}, startersMu: &sync.Mutex{}}
 	if only != "" {
 		l, ok := lab.Find(labs, only)
 		if !ok || !l.Present {
@@ -69,14 +69,14 @@ func Verify(ctx context.Context, ws *repo.Workspace, only string) error {
 			present = append(present, l)
 		}
 	}
-	check := func(ctx context.Context, r *Report, l lab.Lab) error { return VerifyLab(ctx, ws, r, l, opts) }
+	check := func(ctx context.Context, r *report, l lab.Lab) error { return verifyLab(ctx, ws, r, l, opts) }
 	if err := verifyLabs(ctx, ws.Stdout, r, present, func(l lab.Lab) bool { return isCapstone(ws, l) }, check); err != nil {
 		return err
 	}
 	if len(present) == 0 {
 		r.note("no labs yet: checking the project only")
 	}
-	if err := VerifyLearnerBuild(ctx, ws, r, labs, opts); err != nil {
+	if err := verifyLearnerBuild(ctx, ws, r, labs, opts); err != nil {
 		return err
 	}
 	if only == "" {
@@ -86,7 +86,7 @@ func Verify(ctx context.Context, ws *repo.Workspace, only string) error {
 		}
 	}
 	r.summary()
-	if r.Failed > 0 {
+	if r.failed > 0 {
 		return repo.ErrFailed
 	}
 	return nil
@@ -99,18 +99,18 @@ func Verify(ctx context.Context, ws *repo.Workspace, only string) error {
 // another prints, a note that several labs make (no git) printed for the
 // first of them only; r adds up their counts. The labs first reports
 // true for (the capstone, the longest) are started first.
-func verifyLabs(ctx context.Context, w io.Writer, r *Report, labs []lab.Lab, first func(lab.Lab) bool,
-	check func(context.Context, *Report, lab.Lab) error) error {
+func verifyLabs(ctx context.Context, w io.Writer, r *report, labs []lab.Lab, first func(lab.Lab) bool,
+	check func(context.Context, *report, lab.Lab) error) error {
 	type result struct {
 		out  bytes.Buffer
-		r    Report
+		r    report
 		err  error
 		done chan struct{}
 	}
 	results := make([]*result, len(labs))
 	for i := range results {
 		results[i] = &result{done: make(chan struct{})}
-		results[i].r.W = &results[i].out
+		results[i].r.w = &results[i].out
 	}
 	order := make([]int, len(labs))
 	for i := range order {
@@ -158,7 +158,7 @@ func verifyLabs(ctx context.Context, w io.Writer, r *Report, labs []lab.Lab, fir
 			io.WriteString(w, line)
 		}
 		r.passed += res.r.passed
-		r.Failed += res.r.Failed
+		r.failed += res.r.failed
 		if res.err != nil {
 			cancel()
 			return res.err
@@ -174,10 +174,10 @@ func isCapstone(ws *repo.Workspace, l lab.Lab) bool {
 	return err == nil && info.Tests.Capstone(ws.Module)
 }
 
-// VerifyLab runs every clause of the lab contract on one lab, in the order
+// verifyLab runs every clause of the lab contract on one lab, in the order
 // of the contract table. It returns an error only when it cannot go on at
 // all (the context was cancelled, the disk failed).
-func VerifyLab(ctx context.Context, ws *repo.Workspace, r *Report, l lab.Lab, opts Options) error {
+func verifyLab(ctx context.Context, ws *repo.Workspace, r *report, l lab.Lab, opts options) error {
 	info, err := lab.ReadInfo(ws, l)
 	if err != nil {
 		return err
@@ -187,7 +187,7 @@ func VerifyLab(ctx context.Context, ws *repo.Workspace, r *Report, l lab.Lab, op
 		return err
 	}
 	lr := &labRun{ws: ws, r: r, opts: opts, lab: l, info: info, editable: editable,
-		tmp: filepath.Join(opts.Tmp, l.Name)}
+		tmp: filepath.Join(opts.tmp, l.Name)}
 	if err := os.MkdirAll(lr.tmp, 0o755); err != nil {
 		return err
 	}

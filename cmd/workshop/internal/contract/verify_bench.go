@@ -30,7 +30,7 @@ var offline = []string{"GOPROXY=off", "GOWORK=off", "GOFLAGS=-mod=readonly"}
 // benchmark copies (lab 03's unexported draw) the same as the reference. verify never downloads them: when the module's
 // dependencies are not all in the module cache, it skips them with a note
 // saying how to fetch them.
-func verifyBench(ctx context.Context, ws *repo.Workspace, r *Report) error {
+func verifyBench(ctx context.Context, ws *repo.Workspace, r *report) error {
 	if _, err := os.Stat(filepath.Join(ws.Root, benchDir, "go.mod")); err != nil {
 		return nil
 	}

@@ -58,10 +58,10 @@ const (
 `
 )
 
-func runVerifyBench(t *testing.T, ws *repo.Workspace) (string, *Report) {
+func runVerifyBench(t *testing.T, ws *repo.Workspace) (string, *report) {
 	t.Helper()
 	var out bytes.Buffer
-	r := &Report{W: &out}
+	r := &report{w: &out}
 	if err := verifyBench(context.Background(), ws, r); err != nil {
 		t.Fatal(err)
 	}
@@ -74,15 +74,15 @@ func runVerifyBench(t *testing.T, ws *repo.Workspace) (string, *Report) {
 func TestVerifyBench(t *testing.T) {
 	t.Run("passing", func(t *testing.T) {
 		out, r := runVerifyBench(t, benchWorkspace(t, "", goodBenchmark))
-		if r.passed != 1 || r.Failed != 0 || !strings.Contains(out, "ok   clause 14: ") {
-			t.Errorf("one benchmark that runs its success path: %d passed, %d failed, want 1 ok of clause 14; output:\n%s", r.passed, r.Failed, out)
+		if r.passed != 1 || r.failed != 0 || !strings.Contains(out, "ok   clause 14: ") {
+			t.Errorf("one benchmark that runs its success path: %d passed, %d failed, want 1 ok of clause 14; output:\n%s", r.passed, r.failed, out)
 		}
 	})
 	t.Run("wrong path", func(t *testing.T) {
 		out, r := runVerifyBench(t, benchWorkspace(t, "", goodBenchmark+wrongPathBenchmark))
-		if r.Failed != 1 || !strings.Contains(out, "FAIL clause 14: ") ||
+		if r.failed != 1 || !strings.Contains(out, "FAIL clause 14: ") ||
 			!strings.Contains(out, "the breaker opened after 1 successful calls, want closed") {
-			t.Errorf("a benchmark that b.Fatal's: %d failed, want 1 FAIL of clause 14 with its message; output:\n%s", r.Failed, out)
+			t.Errorf("a benchmark that b.Fatal's: %d failed, want 1 FAIL of clause 14 with its message; output:\n%s", r.failed, out)
 		}
 		if strings.Contains(out, "BenchmarkSuccessPath-") || strings.Contains(out, "goos:") {
 			t.Errorf("the failure lists the passing benchmark's result or the header, want only what failed:\n%s", out)
@@ -90,8 +90,8 @@ func TestVerifyBench(t *testing.T) {
 	})
 	t.Run("modules missing", func(t *testing.T) {
 		out, r := runVerifyBench(t, benchWorkspace(t, "\nrequire example.com/not-in-any-cache v1.0.0\n", goodBenchmark))
-		if r.passed+r.Failed != 0 || !strings.Contains(out, "note benchmarks skipped") || !strings.Contains(out, benchFetch) {
-			t.Errorf("modules not in the cache: %d passed, %d failed, want a note naming %q and no check; output:\n%s", r.passed, r.Failed, benchFetch, out)
+		if r.passed+r.failed != 0 || !strings.Contains(out, "note benchmarks skipped") || !strings.Contains(out, benchFetch) {
+			t.Errorf("modules not in the cache: %d passed, %d failed, want a note naming %q and no check; output:\n%s", r.passed, r.failed, benchFetch, out)
 		}
 	})
 	t.Run("no bench module", func(t *testing.T) {
@@ -99,8 +99,8 @@ func TestVerifyBench(t *testing.T) {
 		if err := os.Remove(filepath.Join(ws.Root, benchDir, "go.mod")); err != nil {
 			t.Fatal(err)
 		}
-		if out, r := runVerifyBench(t, ws); out != "" || r.passed+r.Failed != 0 {
-			t.Errorf("without %s/go.mod: %d passed, %d failed, want nothing; output:\n%s", benchDir, r.passed, r.Failed, out)
+		if out, r := runVerifyBench(t, ws); out != "" || r.passed+r.failed != 0 {
+			t.Errorf("without %s/go.mod: %d passed, %d failed, want nothing; output:\n%s", benchDir, r.passed, r.failed, out)
 		}
 	})
 }

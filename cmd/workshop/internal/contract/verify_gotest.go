@@ -64,7 +64,7 @@ func (lr *labRun) runSolution(ctx context.Context) {
 	switch {
 	case lr.info.Tests.Capstone(lr.ws.Module):
 		what += ", without -race: the capstone's plan is data"
-	case lr.opts.Race:
+	case lr.opts.race:
 		what += ", -race"
 		args = append(args, "-race")
 	}
@@ -113,14 +113,14 @@ func (lr *labRun) runSolution(ctx context.Context) {
 	lr.ok(5, what)
 }
 
-// VerifyLearnerBuild (clause 10) builds the running system
+// verifyLearnerBuild (clause 10) builds the running system
 // (cmd/fooddelivery) with the learner tag of every present lab of labs that
 // runs in it, over the pristine starters collected in opts.starters: the
 // glue in each learnerNN.go must compile against the starter's API, so that
 // "workshop live NN" works before the learner has written a line. A lab
 // whose pristine starter is unknown (no git) is built from its working
 // copy. A repository without cmd/fooddelivery has nothing to build.
-func VerifyLearnerBuild(ctx context.Context, ws *repo.Workspace, r *Report, labs []lab.Lab, opts Options) error {
+func verifyLearnerBuild(ctx context.Context, ws *repo.Workspace, r *report, labs []lab.Lab, opts options) error {
 	if _, err := os.Stat(ws.Abs(lab.FooddeliveryPkg)); err != nil {
 		return nil
 	}
@@ -135,11 +135,11 @@ func VerifyLearnerBuild(ctx context.Context, ws *repo.Workspace, r *Report, labs
 	}
 	what := fmt.Sprintf("clause %d: the running system builds with the pristine starters' learner code (go build -tags %s %s)",
 		clauseLearnerBuild, strings.Join(tags, ","), lab.FooddeliveryPkg)
-	overlay, err := writeOverlay(opts.Tmp, "learners.json", opts.Starters)
+	overlay, err := writeOverlay(opts.tmp, "learners.json", opts.starters)
 	if err != nil {
 		return err
 	}
-	bin := filepath.Join(opts.Tmp, "fooddelivery")
+	bin := filepath.Join(opts.tmp, "fooddelivery")
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}

@@ -17,7 +17,7 @@ func TestVerifyLabsPrintsInLabOrderWhateverFinishesFirst(t *testing.T) {
 	var started []string
 	startedCh := make(chan string, len(labs))
 	othersDone := make(chan struct{}, len(labs))
-	check := func(ctx context.Context, r *Report, l lab.Lab) error {
+	check := func(ctx context.Context, r *report, l lab.Lab) error {
 		startedCh <- l.Name
 		n := running.Add(1)
 		defer running.Add(-1)
@@ -44,7 +44,7 @@ func TestVerifyLabsPrintsInLabOrderWhateverFinishesFirst(t *testing.T) {
 		return nil
 	}
 	var out bytes.Buffer
-	r := &Report{W: &out}
+	r := &report{w: &out}
 	err := verifyLabs(context.Background(), &out, r, labs, func(l lab.Lab) bool { return l.Name == "10-game-day" }, check)
 	if err != nil {
 		t.Fatal(err)
@@ -58,8 +58,8 @@ func TestVerifyLabsPrintsInLabOrderWhateverFinishesFirst(t *testing.T) {
 	if got := out.String(); got != "\nLab 01-a\n"+want {
 		t.Errorf("verifyLabs wrote\n%s\nwant the labs in order, the note once:\n%s", got, "\nLab 01-a\n"+want)
 	}
-	if r.passed != 4 || r.Failed != 1 {
-		t.Errorf("counts %d passed, %d failed; want 4 and 1", r.passed, r.Failed)
+	if r.passed != 4 || r.failed != 1 {
+		t.Errorf("counts %d passed, %d failed; want 4 and 1", r.passed, r.failed)
 	}
 	if started[0] != "10-game-day" {
 		t.Errorf("labs started in the order %v; want the capstone first", started)
@@ -69,8 +69,8 @@ func TestVerifyLabsPrintsInLabOrderWhateverFinishesFirst(t *testing.T) {
 	}
 
 	boom := errors.New("disk full")
-	err = verifyLabs(context.Background(), &bytes.Buffer{}, &Report{W: &bytes.Buffer{}}, labs, func(lab.Lab) bool { return false },
-		func(ctx context.Context, r *Report, l lab.Lab) error {
+	err = verifyLabs(context.Background(), &bytes.Buffer{}, &report{w: &bytes.Buffer{}}, labs, func(lab.Lab) bool { return false },
+		func(ctx context.Context, r *report, l lab.Lab) error {
 			if l.Name == "02-b" {
 				return boom
 			}

@@ -48,7 +48,7 @@ func (lr *labRun) mutants(ctx context.Context) error {
 		}
 		flags := []string{"-count=1"}
 		if m.Race {
-			if !lr.opts.Race {
+			if !lr.opts.race {
 				lr.r.note(fmt.Sprintf("%s mutant %s skipped: it is a data race, and the race detector is unavailable here", lr.lab.Name, m.Name))
 				continue
 			}
