@@ -47,7 +47,8 @@ func normalizeGolden(out, root string) string {
 
 // TestOutputsUnchanged runs status, check, hint, watch, gather, mutant and
 // verify on the fixture module and compares what each printed with
-// testdata/golden/ byte for byte (after normalizeGolden): the tool's
+// testdata/golden/ byte for byte (after normalizeGolden; verify's report
+// on stdout, without the progress it writes to stderr): the tool's
 // output is part of its contract with learners and instructors, and a
 // change to it must be deliberate (go test ./cmd/workshop -run
 // TestOutputsUnchanged -update rewrites the files).
@@ -74,9 +75,14 @@ func TestOutputsUnchanged(t *testing.T) {
 		{"usage", []string{"frobnicate"}, ""},
 	}
 	for _, c := range cmds {
-		var out bytes.Buffer
-		err := run(ctx, append([]string{"workshop"}, c.args...), &out, &out)
+		var out, errb bytes.Buffer
+		err := run(ctx, append([]string{"workshop"}, c.args...), &out, &errb)
 		got := normalizeGolden(out.String(), root)
+		if c.name != "verify" { // verify's stderr says how long is left
+			got += normalizeGolden(errb.String(), root)
+		} else if !strings.Contains(errb.String(), "verify: lab 01-timeouts done in ") {
+			t.Errorf("verify's stderr does not say when the lab was done:\n%s", errb.String())
+		}
 		if err != nil {
 			got += "error: " + err.Error() + "\n"
 		}

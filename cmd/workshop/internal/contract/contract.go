@@ -77,6 +77,22 @@ type labRun struct {
 	starterRun *gotest.Package   // the starter's test run; nil if it did not compile
 	solFiles   map[string]string // the reference's files by base name; nil if unusable
 	refPassed  map[string]bool   // test name -> passed on the reference (clause 5); nil if it did not run
+
+	// The runs startRuns starts, and what it found on the way; a nil
+	// future did not start.
+	starterVet     *future[repo.Result]
+	starterTest    *future[goRun]
+	solProblems    []string // the reference's layout (clause 5)
+	solOverlay     string
+	solOverlayErr  error
+	solTest        *future[goRun] // -count=3, all but the experiment
+	solExperiment  *future[goRun]
+	mutantDir      string
+	mutantList     []lab.Mutant
+	mutantProblems []string
+	refs           map[string][]byte // the reference's files, for the mutants' edits
+	refsErr        error
+	mutantRuns     map[string]*future[mutantRun] // by mutant name
 }
 
 // check prints one finding of clause n: "NN-name clause n: what".
@@ -190,11 +206,8 @@ func (lr *labRun) failuresTeach(ctx context.Context) error {
 // solution (clause 5) checks the reference's layout, then runs the lab's
 // tests against it.
 func (lr *labRun) solution(ctx context.Context) error {
-	solDir := "solutions/" + lr.lab.Name
-	files, problems := lab.SolutionLayout(lr.ws, solDir, lr.editable)
-	lr.check(5, solDir+" has the lab's file names, NOTES.md and no tests", problems)
-	lr.solFiles = files
-	if files != nil {
+	lr.check(5, "solutions/"+lr.lab.Name+" has the lab's file names, NOTES.md and no tests", lr.solProblems)
+	if lr.solFiles != nil {
 		lr.runSolution(ctx)
 	}
 	return nil

@@ -19,10 +19,14 @@ import (
 // projectTestTimeout is the -timeout of each project test binary.
 const projectTestTimeout = 10 * time.Minute
 
-// verifyProject checks the project outside the labs: go vet and gofmt
-// (clause 11), go test (clause 12), the browser tests (clause 13) and the
-// benchmarks (clause 14).
-func verifyProject(ctx context.Context, ws *repo.Workspace, r *report, race bool) error {
+// projectParts are the project's checks, which verify runs side by side
+// (and beside the labs) and reports in this order.
+var projectParts = []string{"go vet, gofmt and go.mod", "go test (project)", "browser tests", "benchmarks"}
+
+// verifyProject checks the project outside the labs: go vet, gofmt and
+// go.mod (clause 11), go test (clause 12), the browser tests (clause 13)
+// and the benchmarks (clause 14), each reported as a part to prog.
+func verifyProject(ctx context.Context, ws *repo.Workspace, r *report, race bool, prog *progress) error {
 	res := ws.GoCmd(ctx, 2*time.Minute, "list", "-e", "-f", "{{.ImportPath}}", "./...")
 	if res.Err != nil {
 		r.fail("go list ./...", "go list failed", res.Combined())
@@ -39,38 +43,56 @@ func verifyProject(ctx context.Context, ws *repo.Workspace, r *report, race bool
 		}
 	}
 
-	// go vet.
-	what := fmt.Sprintf("clause %d: go vet (%d packages outside labs/)", clauseVetFmt, len(vetPkgs))
-	if len(vetPkgs) > 0 {
-		res := ws.GoCmd(ctx, 10*time.Minute, append([]string{"vet"}, vetPkgs...)...)
-		if res.Err != nil {
-			r.fail(what, "go vet found problems", res.Combined())
-		} else {
-			r.ok(what)
-		}
-	} else {
-		r.ok(what)
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
+	checks := []func(context.Context, *report) error{
+		func(ctx context.Context, r *report) error {
+			// go vet.
+			what := fmt.Sprintf("clause %d: go vet (%d packages outside labs/)", clauseVetFmt, len(vetPkgs))
+			if len(vetPkgs) > 0 {
+				res := ws.GoCmd(ctx, 10*time.Minute, append([]string{"vet"}, vetPkgs...)...)
+				if res.Err != nil {
+					r.fail(what, "go vet found problems", res.Combined())
+				} else {
+					r.ok(what)
+				}
+			} else {
+				r.ok(what)
+			}
 
-	// gofmt.
-	files, problems := gofmtProblems(ctx, ws)
-	r.check(fmt.Sprintf("clause %d: gofmt (%d files outside labs/ and testdata)", clauseVetFmt, files), problems)
+			// gofmt.
+			files, problems := gofmtProblems(ctx, ws)
+			r.check(fmt.Sprintf("clause %d: gofmt (%d files outside labs/ and testdata)", clauseVetFmt, files), problems)
 
-	// go.mod tidy.
-	problems, note := tidyProblems(ctx, ws)
-	if note != "" {
-		r.note(note)
+			// go.mod tidy.
+			problems, note := tidyProblems(ctx, ws)
+			if note != "" {
+				r.note(note)
+			}
+			r.check(fmt.Sprintf("clause %d: go.mod is tidy (go mod tidy -diff)", clauseVetFmt), problems)
+			if len(testPkgs) == 0 {
+				r.note("no packages to test outside labs/ and solutions/")
+			}
+			return ctx.Err()
+		},
 	}
-	r.check(fmt.Sprintf("clause %d: go.mod is tidy (go mod tidy -diff)", clauseVetFmt), problems)
+	if len(testPkgs) > 0 {
+		checks = append(checks,
+			func(ctx context.Context, r *report) error {
+				return projectTests(repo.WithPriority(ctx, 1), ws, r, race, testPkgs)
+			},
+			func(ctx context.Context, r *report) error { return verifyBrowser(ctx, ws, r) },
+			func(ctx context.Context, r *report) error { return verifyBench(ctx, ws, r) },
+		)
+	}
+	return inOrder(ctx, r, len(checks), func(ctx context.Context, i int, r *report) error {
+		prog.begin(projectParts[i])
+		defer prog.end(projectParts[i])
+		return checks[i](ctx, r)
+	})
+}
 
-	// go test.
-	if len(testPkgs) == 0 {
-		r.note("no packages to test outside labs/ and solutions/")
-		return ctx.Err()
-	}
+// projectTests (clause 12) runs the project's tests in one go test and
+// reports each package.
+func projectTests(ctx context.Context, ws *repo.Workspace, r *report, race bool, testPkgs []string) error {
 	args := []string{}
 	flags := ""
 	if race {
@@ -121,10 +143,7 @@ func verifyProject(ctx context.Context, ws *repo.Workspace, r *report, race bool
 		detail := append(append([]string{res.Err.Error()}, run.Other...), repo.SplitLines(string(res.Stderr))...)
 		r.fail(fmt.Sprintf("clause %d: go test%s (project)", clauseProjectTests, flags), "go test failed", detail)
 	}
-	if err := verifyBrowser(ctx, ws, r); err != nil {
-		return err
-	}
-	return verifyBench(ctx, ws, r)
+	return nil
 }
 
 // browserTestDir is the nested module of the browser tests: it has its own

@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -30,14 +30,16 @@ type options struct {
 	startersMu *sync.Mutex
 }
 
-// labWorkers is how many labs verify checks side by side: two, since a
-// lab's tests often keep one core busy (the game day's run on one P) and
-// its go commands wait on each other, so a second lab fills the other.
-const labWorkers = 2
-
 // Verify checks the lab contract (CONTRIBUTING.md) for every present lab,
 // then the project. When only names a lab ("02" or "02-deadlines"), verify
 // checks that lab alone and skips the project checks.
+//
+// Everything runs side by side: every lab, the runs inside each lab (see
+// labRun.startRuns) and the project's checks, with as many go commands at
+// once as the machine has cores (at least two; see repo.Gate), the game
+// day's first, since its runs take longest. The report, on stdout, is the
+// one checking everything in order would print; which parts are running
+// and an estimate of the time left go to stderr (see progress).
 func Verify(ctx context.Context, ws *repo.Workspace, only string) error {
 	r := &report{w: ws.Stdout}
 	race := ws.RaceAvailable(ctx)
@@ -64,24 +66,60 @@ func Verify(ctx context.Context, ws *repo.Workspace, only string) error {
 		labs = []lab.Lab{l}
 	}
 	var present []lab.Lab
+	var names []string
 	for _, l := range labs {
 		if l.Present {
 			present = append(present, l)
+			names = append(names, "lab "+l.Name)
 		}
 	}
-	check := func(ctx context.Context, r *report, l lab.Lab) error { return verifyLab(ctx, ws, r, l, opts) }
-	if err := verifyLabs(ctx, ws.Stdout, r, present, func(l lab.Lab) bool { return isCapstone(ws, l) }, check); err != nil {
+	workers := max(2, runtime.NumCPU())
+	ws.Gate = repo.NewGate(workers)
+	prog := newProgress(ws.Stderr, workers, partWeights, partNames(names, only == ""))
+	defer prog.stop()
+
+	ctx, cancel := context.WithCancel(ctx)
+	var project *future[bufferedReport]
+	defer func() {
+		cancel()
+		if project != nil {
+			project.get()
+		}
+	}()
+	if only == "" {
+		project = spawn(func() bufferedReport {
+			var b bufferedReport
+			b.r.w = &b.out
+			b.err = verifyProject(ctx, ws, &b.r, race, prog)
+			return b
+		})
+	}
+	err = inOrder(ctx, r, len(present), func(ctx context.Context, i int, r *report) error {
+		l := present[i]
+		if isCapstone(ws, l) {
+			ctx = repo.WithPriority(ctx, 2)
+		}
+		prog.begin("lab " + l.Name)
+		defer prog.end("lab " + l.Name)
+		fmt.Fprintf(r.w, "\nLab %s\n", l.Name)
+		return verifyLab(ctx, ws, r, l, opts)
+	})
+	if err != nil {
 		return err
 	}
 	if len(present) == 0 {
 		r.note("no labs yet: checking the project only")
 	}
-	if err := verifyLearnerBuild(ctx, ws, r, labs, opts); err != nil {
+	prog.begin(learnerBuildPart)
+	err = verifyLearnerBuild(ctx, ws, r, labs, opts)
+	prog.end(learnerBuildPart)
+	if err != nil {
 		return err
 	}
-	if only == "" {
+	if project != nil {
 		fmt.Fprintln(ws.Stdout, "\nProject")
-		if err := verifyProject(ctx, ws, r, race); err != nil {
+		b := project.get()
+		if err := r.add(&b); err != nil {
 			return err
 		}
 	}
@@ -92,76 +130,62 @@ func Verify(ctx context.Context, ws *repo.Workspace, only string) error {
 	return nil
 }
 
-// verifyLabs checks labs with check, labWorkers at a time, each into its
-// own buffer, and writes to w
-// each lab's report in the labs' order as soon as it and the
-// labs before it are done: the output is what checking them one after
-// another prints, a note that several labs make (no git) printed for the
-// first of them only; r adds up their counts. The labs first reports
-// true for (the capstone, the longest) are started first.
-func verifyLabs(ctx context.Context, w io.Writer, r *report, labs []lab.Lab, first func(lab.Lab) bool,
-	check func(context.Context, *report, lab.Lab) error) error {
-	type result struct {
-		out  bytes.Buffer
-		r    report
-		err  error
-		done chan struct{}
-	}
-	results := make([]*result, len(labs))
-	for i := range results {
-		results[i] = &result{done: make(chan struct{})}
-		results[i].r.w = &results[i].out
-	}
-	order := make([]int, len(labs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		ca, cb := first(labs[a]), first(labs[b])
-		switch {
-		case ca && !cb:
-			return -1
-		case cb && !ca:
-			return 1
-		}
-		return 0
-	})
-	next := make(chan int, len(order))
-	for _, i := range order {
-		next <- i
-	}
-	close(next)
+// bufferedReport is a report written aside, to be printed in its turn.
+type bufferedReport struct {
+	out bytes.Buffer
+	r   report
+	err error
+}
+
+// add prints b's lines to r's writer and adds up its counts; it returns
+// b's error.
+func (r *report) add(b *bufferedReport) error {
+	io.Copy(r.w, &b.out)
+	r.passed += b.r.passed
+	r.failed += b.r.failed
+	return b.err
+}
+
+// inOrder runs check for 0..n-1 side by side, each into its own report,
+// and prints each one's lines to r's writer in index order, as soon as it
+// and those before it are done: the output is what running them one after
+// another prints, a note several of them make (no git) printed the first
+// time only; r adds up their counts. The first error ends it and cancels
+// the others.
+func inOrder(ctx context.Context, r *report, n int, check func(context.Context, int, *report) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var wg sync.WaitGroup
-	for range min(labWorkers, len(labs)) {
-		wg.Go(func() {
-			for i := range next {
-				res := results[i]
-				fmt.Fprintf(&res.out, "\nLab %s\n", labs[i].Name)
-				res.err = check(ctx, &res.r, labs[i])
-				close(res.done)
-			}
+	results := make([]*future[bufferedReport], n)
+	for i := range results {
+		results[i] = spawn(func() bufferedReport {
+			var b bufferedReport
+			b.r.w = &b.out
+			b.err = check(ctx, i, &b.r)
+			return b
 		})
 	}
-	defer wg.Wait()
+	defer func() {
+		for _, f := range results {
+			f.get()
+		}
+	}()
 	noted := map[string]bool{}
-	for _, res := range results {
-		<-res.done
-		for _, line := range strings.SplitAfter(res.out.String(), "\n") {
+	for _, f := range results {
+		b := f.get()
+		var kept bytes.Buffer
+		for _, line := range strings.SplitAfter(b.out.String(), "\n") {
 			if strings.HasPrefix(line, "note ") {
 				if noted[line] {
 					continue
 				}
 				noted[line] = true
 			}
-			io.WriteString(w, line)
+			kept.WriteString(line)
 		}
-		r.passed += res.r.passed
-		r.failed += res.r.failed
-		if res.err != nil {
+		b.out = kept
+		if err := r.add(&b); err != nil {
 			cancel()
-			return res.err
+			return err
 		}
 	}
 	return nil
@@ -197,6 +221,11 @@ func verifyLab(ctx context.Context, ws *repo.Workspace, r *report, l lab.Lab, op
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if c.n == 1 {
+			if err := lr.startRuns(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -23,28 +23,24 @@ const solutionTestTimeout = 10 * time.Minute
 // reference (clause 5) and the running system's build (clause 10). The
 // mutants' runs are in verify_mutants.go, the project's in hygiene.go.
 
-// runStarter vets the pristine starter and runs its tests once, keeping the
-// run for clauses 3 and 4. Without a known starter it does nothing.
+// runStarter reports the pristine starter's vet and test run (started by
+// startRuns), keeping the run for clauses 3 and 4. Without a known starter
+// it does nothing.
 func (lr *labRun) runStarter(ctx context.Context) error {
-	if lr.starter == nil {
+	if lr.starterVet == nil {
 		return nil
 	}
-	overlay, err := writeOverlay(lr.tmp, "starter.json", lr.starter.Replace)
-	if err != nil {
-		return err
-	}
 	what := "the starter compiles and passes go vet"
-	res := lr.ws.GoCmd(ctx, 5*time.Minute, append([]string{"vet"}, append(overlayArgs(overlay), lr.lab.Pattern())...)...)
-	if res.Err != nil {
+	if res := lr.starterVet.get(); res.Err != nil {
 		lr.fail(2, what, "go vet failed", res.Combined())
 	} else {
 		lr.ok(2, what)
 	}
-	run, res := lr.ws.GoTest(ctx, lab.TestTimeout, append(overlayArgs(overlay), "-count=1", lr.lab.Pattern())...)
+	t := lr.starterTest.get()
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	o := lab.OutcomeOf(lr.ws, lr.info, run, res)
+	o := lab.OutcomeOf(lr.ws, lr.info, t.run, t.res)
 	if o.CompileErrs != nil {
 		lr.fail(2, "the pristine starter's tests compile", "the starter does not compile", o.CompileErrs)
 		return nil
@@ -53,14 +49,13 @@ func (lr *labRun) runStarter(ctx context.Context) error {
 	return nil
 }
 
-// runSolution runs the lab's tests against the reference: -count=3, with
-// -race when available (never for the capstone, see lab.TestSource.Capstone),
-// all but the experiment, which measures, so it runs once without -race,
-// as check runs it.
-func (lr *labRun) runSolution(ctx context.Context) {
-	overlay, err := writeOverlay(lr.tmp, "solution.json", solutionOverlay(lr.ws, lr.editable, lr.solFiles))
-	what := "the solution passes every test (-count=3"
-	args := append(overlayArgs(overlay), "-count=3", "-skip", gotest.ExperimentPattern)
+// solutionArgs returns the flags of the reference's run of every test but
+// the experiment, and the check's description: -count=3, with -race when
+// available (never for the capstone, see lab.TestSource.Capstone); the
+// experiment, which measures, runs once without -race, as check runs it.
+func (lr *labRun) solutionArgs() (args []string, what string) {
+	what = "the solution passes every test (-count=3"
+	args = append(overlayArgs(lr.solOverlay), "-count=3", "-skip", gotest.ExperimentPattern)
 	switch {
 	case lr.info.Tests.Capstone(lr.ws.Module):
 		what += ", without -race: the capstone's plan is data"
@@ -68,17 +63,24 @@ func (lr *labRun) runSolution(ctx context.Context) {
 		what += ", -race"
 		args = append(args, "-race")
 	}
-	what += "; the experiment once, without -race)"
-	if err != nil {
-		lr.fail(5, what, err.Error(), nil)
+	return args, what + "; the experiment once, without -race)"
+}
+
+// runSolution reports the reference's runs (started by startRuns; see
+// solutionArgs).
+func (lr *labRun) runSolution(ctx context.Context) {
+	_, what := lr.solutionArgs()
+	if lr.solOverlayErr != nil {
+		lr.fail(5, what, lr.solOverlayErr.Error(), nil)
 		return
 	}
-	run, res := lr.ws.GoTest(ctx, solutionTestTimeout, append(args, lr.lab.Pattern())...)
+	t := lr.solTest.get()
+	run, res := t.run, t.res
+	exp := lr.solExperiment.get()
 	if run.Compiled(path.Join(lr.ws.Module, lr.info.Dir())) && ctx.Err() == nil {
-		exp, expRes := lr.ws.GoTest(ctx, lab.TestTimeout, append(overlayArgs(overlay), "-count=1", "-run", gotest.ExperimentPattern, lr.lab.Pattern())...)
-		run.Merge(exp)
+		run.Merge(exp.run)
 		if res.Err == nil {
-			res = expRes
+			res = exp.res
 		}
 	}
 	o := lab.OutcomeOf(lr.ws, lr.info, run, res)

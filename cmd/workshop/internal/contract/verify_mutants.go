@@ -12,13 +12,14 @@ import (
 	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
 )
 
-// mutants (clause 6) applies each mutant to the reference, overlays the
-// result on the lab and requires the mutant's step to fail.
+// mutants (clause 6) judges each mutant's run (started by startMutants):
+// applied to the reference and overlaid on the lab, the mutant's step must
+// fail.
 func (lr *labRun) mutants(ctx context.Context) error {
 	if lr.solFiles == nil || lr.refPassed == nil {
 		return nil // clause 5 said why there is no reference to compare with
 	}
-	dir, mutants, problems := lab.Mutants(lr.ws, lr.lab)
+	dir, mutants, problems := lr.mutantDir, lr.mutantList, lr.mutantProblems
 	if len(mutants) == 0 && len(problems) == 1 && strings.HasPrefix(problems[0], "no mutants directory") {
 		lr.fail(6, "mutants", problems[0], nil)
 		return nil
@@ -32,9 +33,8 @@ func (lr *labRun) mutants(ctx context.Context) error {
 		}
 		return nil
 	}
-	refs, err := lab.ReadReferences(lr.solFiles)
-	if err != nil {
-		lr.fail(6, "mutants", err.Error(), nil)
+	if lr.refsErr != nil {
+		lr.fail(6, "mutants", lr.refsErr.Error(), nil)
 		return nil
 	}
 	for _, m := range mutants {
@@ -46,16 +46,15 @@ func (lr *labRun) mutants(ctx context.Context) error {
 			lr.fail(6, what, p, nil)
 			continue
 		}
-		flags := []string{"-count=1"}
 		if m.Race {
 			if !lr.opts.race {
 				lr.r.note(fmt.Sprintf("%s mutant %s skipped: it is a data race, and the race detector is unavailable here", lr.lab.Name, m.Name))
 				continue
 			}
 			what += " under -race"
-			flags = append(flags, "-race")
 		}
-		o, problems := runMutant(ctx, lr.ws, lr.lab, lr.info, lr.editable, lr.solFiles, refs, m, lr.tmp, flags...)
+		mr := lr.mutantRuns[m.Name].get()
+		o, problems := mr.o, mr.problems
 		switch {
 		case problems != nil:
 			lr.fail(6, what, "the mutant cannot be checked", problems)

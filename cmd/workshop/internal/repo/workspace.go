@@ -26,6 +26,9 @@ type Workspace struct {
 	GoBin  string        // the go command
 	Stdout io.Writer
 	Stderr io.Writer
+	// Gate, when set, limits how many subprocesses run at once; the time
+	// a run waits for it does not count against the run's limit.
+	Gate *Gate
 }
 
 // Open finds the repository containing dir (or the working
@@ -125,6 +128,10 @@ func (ws *Workspace) RunCmd(ctx context.Context, limit time.Duration, name strin
 // RunCmdEnv is runCmd with env ("NAME=value" entries) added to this
 // process's environment.
 func (ws *Workspace) RunCmdEnv(ctx context.Context, limit time.Duration, env []string, name string, args ...string) Result {
+	if err := ws.Gate.acquire(ctx); err != nil {
+		return Result{Err: err}
+	}
+	defer ws.Gate.release()
 	if limit > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, limit)
@@ -167,6 +174,10 @@ func (ws *Workspace) GoTest(ctx context.Context, testTimeout time.Duration, args
 // -json streams each package's events as its test binary runs), before
 // the whole run ends. done must not block long.
 func (ws *Workspace) GoTestStream(ctx context.Context, testTimeout time.Duration, p *gotest.Parser, done func(*gotest.Package), args ...string) (*gotest.Run, Result) {
+	if err := ws.Gate.acquire(ctx); err != nil {
+		return &gotest.Run{Packages: map[string]*gotest.Package{}}, Result{Err: err}
+	}
+	defer ws.Gate.release()
 	ctx, cancel := context.WithTimeout(ctx, testTimeout+2*time.Minute)
 	defer cancel()
 	full := append([]string{"test", "-json", "-timeout", testTimeout.String()}, args...)
