@@ -77,9 +77,11 @@ func verifyProject(ctx context.Context, ws *repo.Workspace, r *report, race bool
 	if len(testPkgs) > 0 {
 		checks = append(checks,
 			func(ctx context.Context, r *report) error {
-				return projectTests(repo.WithPriority(ctx, 1), ws, r, race, testPkgs)
+				return projectTests(repo.WithPriority(ctx, prioProjectTests), ws, r, race, testPkgs)
 			},
-			func(ctx context.Context, r *report) error { return verifyBrowser(ctx, ws, r) },
+			func(ctx context.Context, r *report) error {
+				return verifyBrowser(repo.WithPriority(ctx, prioBrowser), ws, r)
+			},
 			func(ctx context.Context, r *report) error { return verifyBench(ctx, ws, r) },
 		)
 	}

@@ -15,36 +15,42 @@ import (
 // how long is left, while the report goes to stdout unchanged: on a
 // terminal a status line redrawn every second, elsewhere (CI, a pipe) one
 // line each time a part finishes. A part is a lab, the running system's
-// build or one of the project's checks; its weight is how long it took on
-// a 2-core machine, and the estimate scales the weights left by how fast
-// this run has gone so far.
+// build or one of the project's checks. Since everything runs side by
+// side, a part is known by when it finished in a measured run (its
+// expected finish, after verify's start); the estimate scales the last
+// expected finish by how much slower or faster than that this run's
+// finished parts were.
 type progress struct {
-	mu      sync.Mutex
-	w       io.Writer
-	status  *term.Progress // nil off a terminal
-	start   time.Time
-	now     func() time.Time
-	parts   map[string]*part
-	order   []string
-	workers int
+	mu     sync.Mutex
+	w      io.Writer
+	status *term.Progress // nil off a terminal
+	start  time.Time
+	now    func() time.Time
+	parts  map[string]*part
+	order  []string
 }
 
-// A part of verify and what it is known to take.
+// A part of verify, when it was expected to finish and when it did.
 type part struct {
-	weight            time.Duration
+	expected          time.Duration // after verify's start
 	started, finished time.Time
 }
 
-// newProgress returns a progress writing to w for the parts named, each
-// with its expected duration; workers is how many run at once.
-func newProgress(w io.Writer, workers int, weights map[string]time.Duration, order []string) *progress {
-	p := &progress{w: w, start: time.Now(), now: time.Now, parts: map[string]*part{}, workers: max(workers, 1)}
+// newProgress returns a progress writing to w for the parts named in
+// order, each expected to finish at expected[name] after the start (a part
+// not listed: at the latest of those).
+func newProgress(w io.Writer, expected map[string]time.Duration, order []string) *progress {
+	p := &progress{w: w, start: time.Now(), now: time.Now, parts: map[string]*part{}}
+	var latest time.Duration
+	for _, d := range expected {
+		latest = max(latest, d)
+	}
 	for _, name := range order {
-		w, ok := weights[name]
+		e, ok := expected[name]
 		if !ok {
-			w = time.Minute
+			e = latest
 		}
-		p.parts[name] = &part{weight: w}
+		p.parts[name] = &part{expected: e}
 		p.order = append(p.order, name)
 	}
 	if term.IsTerminal(w) {
@@ -76,10 +82,10 @@ func (p *progress) end(name string) {
 		pt.started = pt.finished
 	}
 	line := fmt.Sprintf("verify: %s done in %s; %s", name, round(pt.finished.Sub(pt.started)), p.summaryLocked())
-	p.mu.Unlock()
 	if p.status == nil {
 		fmt.Fprintln(p.w, line)
 	}
+	p.mu.Unlock()
 }
 
 // stop removes the status line.
@@ -117,30 +123,23 @@ func (p *progress) summaryLocked() string {
 	return fmt.Sprintf("%d of %d parts done, about %s left", done, len(p.parts), round(p.leftLocked()))
 }
 
-// leftLocked estimates the time left: until a tenth of the weight is done,
-// the weight left shared by the workers; then the time spent so far scaled
-// by the weight left per weight done, which follows this machine's speed.
-// A running part counts as done for the time it has run, up to nine
-// tenths of its weight. It is never below a second.
+// leftLocked estimates the time left: the latest expected finish, scaled
+// by how long this run's finished parts took against their expected
+// finishes, less the time spent. It is never below a second.
 func (p *progress) leftLocked() time.Duration {
-	now := p.now()
-	var total, done time.Duration
+	var last, took, expected time.Duration
 	for _, pt := range p.parts {
-		total += pt.weight
-		switch {
-		case !pt.finished.IsZero():
-			done += pt.weight
-		case !pt.started.IsZero():
-			done += min(now.Sub(pt.started), pt.weight*9/10)
+		last = max(last, pt.expected)
+		if !pt.finished.IsZero() {
+			took += pt.finished.Sub(p.start)
+			expected += pt.expected
 		}
 	}
-	elapsed := now.Sub(p.start)
-	var left time.Duration
-	if total > 0 && done >= total/10 {
-		left = time.Duration(float64(elapsed) * float64(total-done) / float64(done))
-	} else {
-		left = (total - done) / time.Duration(p.workers)
+	scale := 1.0
+	if expected > 0 {
+		scale = float64(took) / float64(expected)
 	}
+	left := time.Duration(scale*float64(last)) - p.now().Sub(p.start)
 	return max(left, time.Second)
 }
 
@@ -167,7 +166,7 @@ func partNames(labs []string, project bool) []string {
 // starter's learner code (clause 10).
 const learnerBuildPart = "the running system's build"
 
-// partWeights are the parts' durations measured on a 2-core machine
-// (verify on a fresh clone, everything side by side); a part not listed
-// counts as a minute.
-var partWeights = map[string]time.Duration{}
+// partFinishes are when each part finished, after verify's start, in a run
+// on a fresh clone on a 2-core machine (the estimate scales them to the
+// machine it runs on).
+var partFinishes = map[string]time.Duration{}

@@ -29,6 +29,8 @@ type Workspace struct {
 	// Gate, when set, limits how many subprocesses run at once; the time
 	// a run waits for it does not count against the run's limit.
 	Gate *Gate
+	// Env is added to every subprocess's environment ("NAME=value").
+	Env []string
 }
 
 // Open finds the repository containing dir (or the working
@@ -139,8 +141,8 @@ func (ws *Workspace) RunCmdEnv(ctx context.Context, limit time.Duration, env []s
 	}
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = ws.Root
-	if len(env) > 0 {
-		cmd.Env = append(os.Environ(), env...)
+	if len(env) > 0 || len(ws.Env) > 0 {
+		cmd.Env = append(append(os.Environ(), ws.Env...), env...)
 	}
 	cmd.WaitDelay = 5 * time.Second
 	ownProcessGroup(cmd)
@@ -183,6 +185,9 @@ func (ws *Workspace) GoTestStream(ctx context.Context, testTimeout time.Duration
 	full := append([]string{"test", "-json", "-timeout", testTimeout.String()}, args...)
 	cmd := exec.CommandContext(ctx, ws.GoBin, full...)
 	cmd.Dir = ws.Root
+	if len(ws.Env) > 0 {
+		cmd.Env = append(os.Environ(), ws.Env...)
+	}
 	cmd.WaitDelay = 5 * time.Second
 	ownProcessGroup(cmd)
 	var errb bytes.Buffer
