@@ -35,8 +35,9 @@ type options struct {
 // checks that lab alone and skips the project checks.
 //
 // Everything runs side by side: every lab, the runs inside each lab (see
-// labRun.startRuns) and the project's checks, with as many go commands at
-// once as the machine has cores (at least two; see repo.Gate), the game
+// labRun.startRuns) and the project's checks, with one go command more at
+// once than the machine has cores (each waits on its disk now and then;
+// see repo.Gate), the game
 // day's first, since its runs take longest. The report, on stdout, is the
 // one checking everything in order would print; which parts are running
 // and an estimate of the time left go to stderr (see progress).
@@ -73,7 +74,7 @@ func Verify(ctx context.Context, ws *repo.Workspace, only string) error {
 			names = append(names, "lab "+l.Name)
 		}
 	}
-	ws.Gate = repo.NewGate(max(2, runtime.NumCPU()))
+	ws.Gate = repo.NewGate(runtime.NumCPU() + 1)
 	if os.Getenv("GOGC") == "" {
 		// The go commands and the tests collect garbage a quarter as
 		// often: a fifth less time, for memory this machine has.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gophereats/resilience/cmd/workshop/internal/gotest"
@@ -99,7 +100,11 @@ func runMutant(ctx context.Context, ws *repo.Workspace, l lab.Lab, info lab.Info
 	if err != nil {
 		return lab.Outcome{}, []string{err.Error()}
 	}
-	run, res := ws.GoTest(ctx, lab.TestTimeout, append(append(overlayArgs(overlay), flags...), l.Pattern())...)
+	var env []string
+	if !slices.Contains(flags, "-race") {
+		env = mutantEnv
+	}
+	run, res := ws.GoTestEnv(ctx, lab.TestTimeout, env, append(append(overlayArgs(overlay), flags...), l.Pattern())...)
 	return lab.OutcomeOf(ws, info, run, res), nil
 }
 

@@ -165,8 +165,14 @@ func (ws *Workspace) GoCmd(ctx context.Context, limit time.Duration, args ...str
 // binary's own -timeout is testTimeout; the go command as a whole gets two
 // more minutes for building.
 func (ws *Workspace) GoTest(ctx context.Context, testTimeout time.Duration, args ...string) (*gotest.Run, Result) {
+	return ws.GoTestEnv(ctx, testTimeout, nil, args...)
+}
+
+// GoTestEnv is GoTest with env ("NAME=value" entries) added to the go
+// command's environment.
+func (ws *Workspace) GoTestEnv(ctx context.Context, testTimeout time.Duration, env []string, args ...string) (*gotest.Run, Result) {
 	full := append([]string{"test", "-json", "-timeout", testTimeout.String()}, args...)
-	res := ws.GoCmd(ctx, testTimeout+2*time.Minute, full...)
+	res := ws.RunCmdEnv(ctx, testTimeout+2*time.Minute, env, ws.GoBin, full...)
 	run := gotest.Parse(bytes.NewReader(res.Stdout))
 	return run, res
 }
