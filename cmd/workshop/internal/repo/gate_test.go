@@ -18,6 +18,9 @@ func TestGateAdmitsHighestPriorityFirst(t *testing.T) {
 	}
 	admitted := make(chan string, 4)
 	wait := func(name string, ctx context.Context) {
+		g.mu.Lock()
+		before := g.seq
+		g.mu.Unlock()
 		go func() {
 			if g.acquire(ctx) == nil {
 				admitted <- name
@@ -26,7 +29,7 @@ func TestGateAdmitsHighestPriorityFirst(t *testing.T) {
 		// Let it queue before the next one comes.
 		for deadline := time.Now().Add(time.Minute); ; {
 			g.mu.Lock()
-			queued := len(g.waiting) > 0 && g.waiting[len(g.waiting)-1].seq == g.seq
+			queued := g.seq > before
 			g.mu.Unlock()
 			if queued || time.Now().After(deadline) {
 				break
