@@ -93,6 +93,8 @@ type labRun struct {
 	refs           map[string][]byte // the reference's files, for the mutants' edits
 	refsErr        error
 	mutantRuns     map[string]*future[mutantRun] // by mutant name
+	cancelMutants  context.CancelFunc            // stops the mutants' runs; nil before startMutants
+	waits          []func()                      // wait for each run started
 }
 
 // check prints one finding of clause n: "NN-name clause n: what".
@@ -117,7 +119,7 @@ func (lr *labRun) pinnedStarter(ctx context.Context) error {
 	p := lab.PristineStarter(ctx, lr.ws, lr.lab, lr.editable, lr.opts.manifest, lr.tmp)
 	switch {
 	case p.Skip != "":
-		lr.r.note(p.Skip) // verifyLabs prints it once, for the first lab
+		lr.r.note(p.Skip) // inOrder prints it once, for the first lab
 
 	case p.Problem != nil:
 		lr.fail(1, what, "the pristine starter cannot be built", p.Problem)
@@ -139,7 +141,8 @@ func (lr *labRun) pinnedStarter(ctx context.Context) error {
 }
 
 // editableFiles (clause 2) counts the editable files and their lines, then
-// vets and tests the pristine starter (the run clauses 3 and 4 read).
+// reports the pristine starter's vet and tests (the run clauses 3 and 4
+// read; startRuns started them).
 func (lr *labRun) editableFiles(ctx context.Context) error {
 	var problems, sizes []string
 	if n := len(lr.editable); n == 0 || n > maxEditableFiles {
@@ -203,8 +206,8 @@ func (lr *labRun) failuresTeach(ctx context.Context) error {
 	return nil
 }
 
-// solution (clause 5) checks the reference's layout, then runs the lab's
-// tests against it.
+// solution (clause 5) reports the reference's layout, then the lab's
+// tests against it (startRuns read the layout and started the runs).
 func (lr *labRun) solution(ctx context.Context) error {
 	lr.check(5, "solutions/"+lr.lab.Name+" has the lab's file names, NOTES.md and no tests", lr.solProblems)
 	if lr.solFiles != nil {

@@ -30,6 +30,9 @@ func verifyProject(ctx context.Context, ws *repo.Workspace, r *report, race bool
 	res := ws.GoCmd(ctx, 2*time.Minute, "list", "-e", "-f", "{{.ImportPath}}", "./...")
 	if res.Err != nil {
 		r.fail("go list ./...", "go list failed", res.Combined())
+		for _, name := range projectParts {
+			prog.skip(name)
+		}
 		return ctx.Err()
 	}
 	var vetPkgs, testPkgs []string
@@ -74,7 +77,11 @@ func verifyProject(ctx context.Context, ws *repo.Workspace, r *report, race bool
 			return ctx.Err()
 		},
 	}
-	if len(testPkgs) > 0 {
+	if len(testPkgs) == 0 {
+		for _, name := range projectParts[1:] {
+			prog.skip(name)
+		}
+	} else {
 		checks = append(checks,
 			func(ctx context.Context, r *report) error {
 				return projectTests(repo.WithPriority(ctx, prioProjectTests), ws, r, race, testPkgs)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gophereats/resilience/cmd/workshop/internal/lab"
 )
 
 // TestProgressScalesTheMeasuredFinishes: off a terminal, progress prints a
@@ -42,4 +44,18 @@ func TestProgressScalesTheMeasuredFinishes(t *testing.T) {
 		t.Errorf("the last line does not say every part is done:\n%s", out.String())
 	}
 	p.stop()
+}
+
+// TestEveryPartHasAMeasuredFinish: the estimate knows every part verify
+// reports, each known lab among them.
+func TestEveryPartHasAMeasuredFinish(t *testing.T) {
+	var labs []string
+	for _, name := range lab.Known {
+		labs = append(labs, "lab "+name)
+	}
+	for _, name := range partNames(labs, true) {
+		if partFinishes[name] <= 0 {
+			t.Errorf("part %q has no measured finish in partFinishes: measure a verify on a fresh clone and add it", name)
+		}
+	}
 }

@@ -25,6 +25,14 @@ func spawn[T any](f func() T) *future[T] {
 	return ft
 }
 
+// track spawns f as one of lr's runs, which verifyLab waits for before it
+// returns, whatever happened.
+func track[T any](lr *labRun, f func() T) *future[T] {
+	ft := spawn(f)
+	lr.waits = append(lr.waits, func() { ft.get() })
+	return ft
+}
+
 // get waits for the value.
 func (f *future[T]) get() T {
 	<-f.done
@@ -68,9 +76,9 @@ func (lr *labRun) startRuns(ctx context.Context) error {
 			return err
 		}
 		vetArgs := append([]string{"vet"}, append(overlayArgs(overlay), lr.lab.Pattern())...)
-		lr.starterVet = spawn(func() repo.Result { return lr.ws.GoCmd(ctx, 5*time.Minute, vetArgs...) })
+		lr.starterVet = track(lr, func() repo.Result { return lr.ws.GoCmd(ctx, 5*time.Minute, vetArgs...) })
 		testArgs := append(overlayArgs(overlay), "-count=1", lr.lab.Pattern())
-		lr.starterTest = spawn(func() goRun {
+		lr.starterTest = track(lr, func() goRun {
 			run, res := lr.ws.GoTest(ctx, lab.TestTimeout, testArgs...)
 			return goRun{run, res}
 		})
@@ -84,12 +92,12 @@ func (lr *labRun) startRuns(ctx context.Context) error {
 		return nil
 	}
 	args, _ := lr.solutionArgs()
-	lr.solTest = spawn(func() goRun {
+	lr.solTest = track(lr, func() goRun {
 		run, res := lr.ws.GoTest(ctx, solutionTestTimeout, append(args, lr.lab.Pattern())...)
 		return goRun{run, res}
 	})
 	expArgs := append(overlayArgs(lr.solOverlay), "-count=1", "-run", gotest.ExperimentPattern, lr.lab.Pattern())
-	lr.solExperiment = spawn(func() goRun {
+	lr.solExperiment = track(lr, func() goRun {
 		run, res := lr.ws.GoTest(ctx, lab.TestTimeout, expArgs...)
 		return goRun{run, res}
 	})
@@ -100,6 +108,7 @@ func (lr *labRun) startRuns(ctx context.Context) error {
 // startMutants reads the lab's mutants and starts the run of each one
 // clause 6 will judge.
 func (lr *labRun) startMutants(ctx context.Context) {
+	ctx, lr.cancelMutants = context.WithCancel(ctx)
 	lr.mutantDir, lr.mutantList, lr.mutantProblems = lab.Mutants(lr.ws, lr.lab)
 	lr.refs, lr.refsErr = lab.ReadReferences(lr.solFiles)
 	if lr.refsErr != nil {
@@ -114,7 +123,7 @@ func (lr *labRun) startMutants(ctx context.Context) {
 		if m.Race {
 			flags = append(flags[:len(flags):len(flags)], "-race")
 		}
-		lr.mutantRuns[m.Name] = spawn(func() mutantRun {
+		lr.mutantRuns[m.Name] = track(lr, func() mutantRun {
 			o, problems := runMutant(ctx, lr.ws, lr.lab, lr.info, lr.editable, lr.solFiles, lr.refs, m, lr.tmp, flags...)
 			return mutantRun{o, problems}
 		})

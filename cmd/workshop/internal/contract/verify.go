@@ -13,6 +13,7 @@ import (
 
 	"github.com/gophereats/resilience/cmd/workshop/internal/lab"
 	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
+	"github.com/gophereats/resilience/cmd/workshop/internal/term"
 )
 
 // options are what every lab's checks share.
@@ -37,10 +38,10 @@ type options struct {
 // Everything runs side by side: every lab, the runs inside each lab (see
 // labRun.startRuns) and the project's checks, with one go command more at
 // once than the machine has cores (each waits on its disk now and then;
-// see repo.Gate), the game
-// day's first, since its runs take longest. The report, on stdout, is the
-// one checking everything in order would print; which parts are running
-// and an estimate of the time left go to stderr (see progress).
+// see repo.Gate), the longest first (see prioProjectTests). The report,
+// on stdout, is the one checking everything in order would print; which
+// parts are done and an estimate of the time left go to stderr (see
+// progress).
 func Verify(ctx context.Context, ws *repo.Workspace, only string) error {
 	r := &report{w: ws.Stdout}
 	race := ws.RaceAvailable(ctx)
@@ -82,6 +83,9 @@ func Verify(ctx context.Context, ws *repo.Workspace, only string) error {
 	}
 	prog := newProgress(ws.Stderr, partFinishes, partNames(names, only == ""))
 	defer prog.stop()
+	if prog.status != nil && term.IsTerminal(ws.Stdout) {
+		r.w = prog.status.Above(ws.Stdout) // the report and the status line share the screen
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	var project *future[bufferedReport]
@@ -123,7 +127,7 @@ func Verify(ctx context.Context, ws *repo.Workspace, only string) error {
 		return err
 	}
 	if project != nil {
-		fmt.Fprintln(ws.Stdout, "\nProject")
+		fmt.Fprintln(r.w, "\nProject")
 		b := project.get()
 		if err := r.add(&b); err != nil {
 			return err
@@ -137,9 +141,11 @@ func Verify(ctx context.Context, ws *repo.Workspace, only string) error {
 }
 
 // Priorities at verify's gate, longest runs first so that none is left to
-// run alone at the end: the project's tests (one go test of every
-// package), the browser tests, the game day's runs, then the labs in
-// order, so that their reports come in order too, then the rest.
+// run alone at the end: the project's checks (its tests are one go test of
+// every package, the longest run of all; its go list, vet and benchmarks
+// are quick, and its tests wait for the go list), the browser tests, the
+// game day's runs, then the labs in order, so that their reports come in
+// order too.
 const (
 	prioProjectTests = 300
 	prioBrowser      = 250
@@ -229,6 +235,13 @@ func verifyLab(ctx context.Context, ws *repo.Workspace, r *report, l lab.Lab, op
 	}
 	lr := &labRun{ws: ws, r: r, opts: opts, lab: l, info: info, editable: editable,
 		tmp: filepath.Join(opts.tmp, l.Name)}
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel() // runs no clause waited for (a lab that stopped early) end now
+		for _, wait := range lr.waits {
+			wait()
+		}
+	}()
 	if err := os.MkdirAll(lr.tmp, 0o755); err != nil {
 		return err
 	}

@@ -18,6 +18,9 @@ import (
 // fail.
 func (lr *labRun) mutants(ctx context.Context) error {
 	if lr.solFiles == nil || lr.refPassed == nil {
+		if lr.cancelMutants != nil {
+			lr.cancelMutants() // nothing to judge them against
+		}
 		return nil // clause 5 said why there is no reference to compare with
 	}
 	dir, mutants, problems := lr.mutantDir, lr.mutantList, lr.mutantProblems

@@ -5,9 +5,9 @@ import (
 	"sync"
 )
 
-// Gate limits how many subprocesses a Workspace runs at once, so that a
+// Gate limits how many go commands a Workspace runs at once, so that a
 // command that checks many things side by side (verify) keeps the machine's
-// cores busy without running more go commands than it has cores. Waiting
+// cores busy without running many more go commands than it has cores. Waiting
 // runs start highest priority first (see WithPriority), then in the order
 // they asked. A nil *Gate admits everything at once.
 type Gate struct {

@@ -26,8 +26,8 @@ type Workspace struct {
 	GoBin  string        // the go command
 	Stdout io.Writer
 	Stderr io.Writer
-	// Gate, when set, limits how many subprocesses run at once; the time
-	// a run waits for it does not count against the run's limit.
+	// Gate, when set, limits how many go commands run at once; the time a
+	// run waits for it does not count against the run's limit.
 	Gate *Gate
 	// Env is added to every subprocess's environment ("NAME=value").
 	Env []string
@@ -130,10 +130,12 @@ func (ws *Workspace) RunCmd(ctx context.Context, limit time.Duration, name strin
 // RunCmdEnv is runCmd with env ("NAME=value" entries) added to this
 // process's environment.
 func (ws *Workspace) RunCmdEnv(ctx context.Context, limit time.Duration, env []string, name string, args ...string) Result {
-	if err := ws.Gate.acquire(ctx); err != nil {
-		return Result{Err: err}
+	if name == ws.GoBin { // git and gofmt are quick: only go commands wait at the gate
+		if err := ws.Gate.acquire(ctx); err != nil {
+			return Result{Err: err}
+		}
+		defer ws.Gate.release()
 	}
-	defer ws.Gate.release()
 	if limit > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, limit)

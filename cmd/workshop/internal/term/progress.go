@@ -24,6 +24,27 @@ type Progress struct {
 	done     sync.WaitGroup
 }
 
+// statusWidth is the most columns the status line takes.
+const statusWidth = 79
+
+// Above returns a writer to w (another stream on the same terminal, such
+// as stdout when the status line is on stderr) that clears the status line
+// before each write and draws it again after, so that the two never share
+// a row.
+func (p *Progress) Above(w io.Writer) io.Writer {
+	return aboveWriter{p, w}
+}
+
+type aboveWriter struct {
+	p *Progress
+	w io.Writer
+}
+
+func (a aboveWriter) Write(b []byte) (n int, err error) {
+	a.p.Print(func(io.Writer) { n, err = a.w.Write(b) })
+	return n, err
+}
+
 // New returns a Progress writing to w; its status line shows only when w
 // is a terminal.
 func New(w io.Writer) *Progress {
@@ -113,8 +134,8 @@ func (p *Progress) draw() {
 		return
 	}
 	text := fmt.Sprintf("  ... %s (%ds)", p.line(), int(time.Since(p.start).Seconds()))
-	if len(text) > 100 {
-		text = text[:97] + "..."
+	if r := []rune(text); len(r) > statusWidth {
+		text = string(r[:statusWidth-3]) + "..." // one row even on an 80-column terminal
 	}
 	fmt.Fprint(p.w, strings.ReplaceAll(text, "\n", " "))
 	p.shown = true
