@@ -122,6 +122,7 @@ type RouteStats struct {
 	WastedWork atomic.Int64
 
 	latency latencyHistogram
+	fine    fineLatency
 	codes   statusCounts
 }
 
@@ -129,6 +130,7 @@ type RouteStats struct {
 // (StatusNoResponse for none) and how long it took.
 func (s *RouteStats) observe(code int, d time.Duration) {
 	s.latency.observe(d)
+	s.fine.observe(d)
 	s.codes.add(code)
 }
 
@@ -140,6 +142,11 @@ func (s *RouteStats) Responses(code int) int64 { return s.codes.get(code) }
 // Latency returns the histogram of the latencies of the requests answered
 // so far, rejected ones included, over the buckets of LatencyBuckets.
 func (s *RouteStats) Latency() Histogram { return s.latency.snapshot() }
+
+// LatencySketch returns the same latencies in the fine buckets of
+// LatencySketch, whose quantiles are within SketchAccuracy of the true
+// ones.
+func (s *RouteStats) LatencySketch() LatencySketch { return s.fine.snapshot() }
 
 // Enter records that a request admitted by the concurrency limit started,
 // and returns the new in-flight count. (Received is counted separately,

@@ -61,6 +61,9 @@ type RouteSnapshot struct {
 	// Latency is the distribution of the durations of the requests in
 	// Responses, arrival to answer.
 	Latency Histogram `json:"latency"`
+	// Sketch is the same durations in fine buckets, for quantiles within
+	// SketchAccuracy (what the dashboard shows); it is left out of JSON.
+	Sketch LatencySketch `json:"-"`
 }
 
 // EdgeSnapshot is the counters of one client edge (see EdgeStats).
@@ -187,6 +190,7 @@ func (s *RouteStats) snapshot(instance, route string) RouteSnapshot {
 	out := RouteSnapshot{Service: ServiceOf(instance), Instance: instance, Route: route}
 	out.Responses = s.codes.snapshot()
 	out.Latency = s.latency.snapshot()
+	out.Sketch = s.fine.snapshot()
 	out.WorkAfterCallerLeft = s.WorkAfterCallerLeft.Load()
 	out.WorkAfterCallerLeftSeconds = time.Duration(s.WastedWork.Load()).Seconds()
 	out.Cancelled = s.Cancelled.Load()

@@ -364,3 +364,50 @@ func TestEventsOverHTTP(t *testing.T) {
 	}
 	assert.Equal(t, 2, frames)
 }
+
+// Every p99 the page shows is the true p99 of the answers in its window,
+// within 5%: a 2.04 s timeout reads 2.04 s, not the 5 s bound of the
+// histogram bucket it falls in, and answers older than the window leave
+// it.
+func TestP99IsTheTrueQuantileOfTheWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := fooddelivery.NewMetrics()
+		d := dashboard.New(dashboard.Config{Metrics: m})
+		d.Sample()
+		p99 := func(f *dashboard.Frame, edge string) float64 {
+			for _, e := range f.Edges {
+				if e.Edge == edge {
+					require.NotNil(t, e.P99, "%s has answers in the window but no p99", edge)
+					return *e.P99
+				}
+			}
+			t.Fatalf("no edge %s", edge)
+			return 0
+		}
+		within := func(got, want float64, story string) {
+			t.Helper()
+			assert.InDelta(t, want, got, 0.05*want, "%s: the page shows p99 %.3fs, the true p99 is %.3fs (5%% allowed)", story, got, want)
+		}
+		// Checkouts cut off at lab 01's 2 s timeout, answered after 2.04 s.
+		var wg sync.WaitGroup
+		wg.Go(func() { record(m, "payment", "POST /charges", 200, 95, 20*time.Millisecond) })
+		wg.Go(func() { record(m, "payment", "POST /charges", 504, 5, 2040*time.Millisecond) })
+		wg.Wait()
+		time.Sleep(10*time.Second - 2040*time.Millisecond)
+		within(p99(d.Sample(), "order->payment"), 2.04, "5 of 100 charges took 2.04 s")
+
+		// A hang of 30 s, then 10 s of quick answers: the hang left the window.
+		record(m, "payment", "POST /charges", 504, 3, 30*time.Second)
+		f := d.Sample()
+		within(p99(f, "order->payment"), 30, "3 answers after 30 s, the only ones in the window")
+		for range 10 {
+			record(m, "payment", "POST /charges", 200, 10, 7*time.Millisecond)
+			time.Sleep(time.Second - 7*time.Millisecond)
+			f = d.Sample()
+		}
+		within(p99(f, "order->payment"), 0.007, "100 answers in 7 ms since the hang ended")
+
+		// The services' p99 in the charts comes from the same window.
+		within(*f.Point.P99["payment"], 0.007, "payment's chart")
+	})
+}

@@ -42,11 +42,12 @@ var Edges = []edgeSource{
 // agg sums the answers of some routes: cumulative counters read from one
 // snapshot.
 type agg struct {
-	answered int64     // responses of every status, no response included
-	errors   int64     // 5xx and no response
-	count    int64     // latency observations, +Inf included
-	buckets  []int64   // cumulative per bound
-	bounds   []float64 // seconds
+	answered int64 // responses of every status, no response included
+	errors   int64 // 5xx and no response
+	// latency holds the durations of the answers in fine buckets; a
+	// sample older than every window still to be measured drops it
+	// (Dashboard.Sample), so only the last Window's sketches are kept.
+	latency fooddelivery.LatencySketch
 }
 
 func (a *agg) add(r fooddelivery.RouteSnapshot) {
@@ -56,17 +57,7 @@ func (a *agg) add(r fooddelivery.RouteSnapshot) {
 			a.errors += n
 		}
 	}
-	a.count += r.Latency.Count
-	if a.buckets == nil {
-		a.buckets = make([]int64, len(r.Latency.Buckets))
-		a.bounds = make([]float64, len(r.Latency.Buckets))
-	}
-	for i, b := range r.Latency.Buckets {
-		if i < len(a.buckets) {
-			a.buckets[i] += b.Count
-			a.bounds[i] = b.UpperBoundSeconds
-		}
-	}
+	a.latency = a.latency.Add(r.Sketch)
 }
 
 // sample is what one tick keeps of its snapshot: cumulative sums, so that
@@ -115,7 +106,7 @@ type window struct {
 	Seconds   float64
 	Rate      float64  // answers per second
 	ErrorRate *float64 // share of answers that were errors; nil without answers
-	P99       *float64 // seconds; nil without observations
+	P99       *float64 // seconds, within fooddelivery.SketchAccuracy of the true p99 (nearest rank); nil without observations
 }
 
 // diff returns the window from old to cur of the aggregate named k in the
@@ -139,39 +130,21 @@ func diff(old, cur *sample, pick func(*sample) map[string]*agg, k string) window
 		e := float64(c.errors-o.errors) / float64(n)
 		w.ErrorRate = &e
 	}
-	deltas := make([]int64, len(c.buckets))
-	for i := range c.buckets {
-		deltas[i] = c.buckets[i]
-		if i < len(o.buckets) {
-			deltas[i] -= o.buckets[i]
-		}
+	if d, ok := c.latency.Sub(o.latency).Quantile(0.99); ok {
+		v := d.Seconds()
+		w.P99 = &v
 	}
-	w.P99 = quantile(0.99, c.count-o.count, deltas, c.bounds)
 	return w
 }
 
-// quantile estimates the q-quantile of total observations from cumulative
-// bucket counts, interpolating linearly inside the bucket it falls in (as
-// Prometheus' histogram_quantile does). Beyond the last bucket it returns
-// the last bound. It returns nil for no observations.
-func quantile(q float64, total int64, cumulative []int64, bounds []float64) *float64 {
-	if total <= 0 || len(bounds) == 0 {
-		return nil
-	}
-	rank := q * float64(total)
-	prevCount, prevBound := 0.0, 0.0
-	for i, c := range cumulative {
-		if float64(c) >= rank {
-			v := bounds[i]
-			if span := float64(c) - prevCount; span > 0 {
-				v = prevBound + (bounds[i]-prevBound)*(rank-prevCount)/span
-			}
-			return &v
+// dropLatency forgets the latency sketches of s, a sample no window will
+// start at again.
+func (s *sample) dropLatency() {
+	for _, m := range []map[string]*agg{s.instances, s.services, s.edges} {
+		for _, a := range m {
+			a.latency = fooddelivery.LatencySketch{}
 		}
-		prevCount, prevBound = float64(c), bounds[i]
 	}
-	v := bounds[len(bounds)-1]
-	return &v
 }
 
 // ratio returns ok/(ok+failed), nil for none.
