@@ -41,6 +41,7 @@ func NewInstance(name string, limit int, m *Metrics) *Instance {
 		panic(fmt.Sprintf("fooddelivery: instance %q: negative concurrency limit %d", name, limit))
 	}
 	in := &Instance{Name: name, Metrics: m}
+	m.ReportLimit(name, limit)
 	if limit > 0 {
 		in.slots = make(chan struct{}, limit)
 	}

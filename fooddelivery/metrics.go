@@ -14,6 +14,7 @@ import (
 // counts nothing.
 type Metrics struct {
 	mu        sync.Mutex
+	limits    map[string]int // by instance; 0 is no limit
 	routes    map[string]*RouteStats
 	edges     map[string]*EdgeStats
 	breakers  map[string]func() BreakerState
@@ -32,7 +33,7 @@ type bulkheadReader struct {
 // NewMetrics returns an empty registry.
 func NewMetrics() *Metrics {
 	return &Metrics{
-		routes: map[string]*RouteStats{}, edges: map[string]*EdgeStats{},
+		limits: map[string]int{}, routes: map[string]*RouteStats{}, edges: map[string]*EdgeStats{},
 		breakers: map[string]func() BreakerState{}, bulkheads: map[string]bulkheadReader{}, budgets: map[string]func() float64{},
 	}
 }
@@ -59,6 +60,19 @@ func (m *Metrics) ReportBreaker(name string, state func() BreakerState) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.breakers[name] = state
+}
+
+// ReportLimit records the concurrency limit of the instance named
+// instance (NewInstance calls it): requests it handles at once, 0 for no
+// limit. Snapshots report it beside the instance's routes, so a report
+// shows how full an instance is.
+func (m *Metrics) ReportLimit(instance string, limit int) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.limits[instance] = limit
 }
 
 // ReportBulkhead registers the bulkhead compartment named compartment
@@ -174,10 +188,16 @@ type EdgeStats struct {
 	Retries            atomic.Int64 // attempts after the first that were retries
 	Hedges             atomic.Int64 // hedged copies sent
 	HedgesWon          atomic.Int64 // calls whose answer came from a hedged copy
-	Rejections         atomic.Int64 // calls refused locally (bulkhead full, budget spent, breaker open)
 	Fallbacks          atomic.Int64 // answers served by a fallback instead of the dependency
 	BreakerTransitions atomic.Int64 // circuit breaker state changes
 	Replays            atomic.Int64 // answers the dependency replayed for a repeated idempotency key
+
+	// Why calls along the edge did not get the dependency's answer, each
+	// counted once, by the caller, where it happened:
+	Timeouts     atomic.Int64 // calls the caller gave up on at its timeout or deadline (ErrTimeout, context.DeadlineExceeded)
+	BreakerOpen  atomic.Int64 // calls the edge's circuit breaker refused without sending them (ErrCircuitOpen)
+	BulkheadFull atomic.Int64 // calls the edge's bulkhead compartment refused without sending them (ErrBulkheadFull)
+	BudgetSpent  atomic.Int64 // retries the retry budget withheld: a retryable failure answered with no further attempt
 }
 
 // Route returns the counters of service's route (for example "payment",

@@ -21,6 +21,9 @@ type Snapshot struct {
 	// Routes holds one entry per route of each service instance that has
 	// counters, sorted by instance, then route.
 	Routes []RouteSnapshot `json:"routes"`
+	// Limits is each instance's concurrency limit (Metrics.ReportLimit),
+	// by instance name; 0 means no limit. Never nil.
+	Limits map[string]int `json:"limits"`
 	// Edges holds one entry per client edge that has counters, sorted by
 	// caller, then dependency.
 	Edges []EdgeSnapshot `json:"edges"`
@@ -76,10 +79,13 @@ type EdgeSnapshot struct {
 	Retries            int64 `json:"retries"`
 	Hedges             int64 `json:"hedges"`
 	HedgesWon          int64 `json:"hedgesWon"`
-	Rejections         int64 `json:"rejections"`
 	Fallbacks          int64 `json:"fallbacks"`
 	BreakerTransitions int64 `json:"breakerTransitions"`
 	Replays            int64 `json:"replays"`
+	Timeouts           int64 `json:"timeouts"`
+	BreakerOpen        int64 `json:"breakerOpen"`
+	BulkheadFull       int64 `json:"bulkheadFull"`
+	BudgetSpent        int64 `json:"budgetSpent"`
 }
 
 // BreakerSnapshot is the state of a circuit breaker registered with
@@ -115,7 +121,7 @@ type RetryBudgetSnapshot struct {
 func (m *Metrics) Snapshot() Snapshot {
 	snap := Snapshot{
 		Time:   time.Now(),
-		Routes: []RouteSnapshot{}, Edges: []EdgeSnapshot{},
+		Routes: []RouteSnapshot{}, Limits: map[string]int{}, Edges: []EdgeSnapshot{},
 		Breakers: []BreakerSnapshot{}, Bulkheads: []BulkheadSnapshot{}, RetryBudgets: []RetryBudgetSnapshot{},
 	}
 	if m == nil {
@@ -141,6 +147,7 @@ func (m *Metrics) Snapshot() Snapshot {
 		edges = append(edges, edge{from, to, s})
 	}
 	breakers, bulkheads, budgets := maps.Clone(m.breakers), maps.Clone(m.bulkheads), maps.Clone(m.budgets)
+	maps.Copy(snap.Limits, m.limits)
 	chargedTwice := m.chargedTwice
 	m.mu.Unlock()
 
@@ -161,10 +168,13 @@ func (m *Metrics) Snapshot() Snapshot {
 			Retries:            s.Retries.Load(),
 			Hedges:             s.Hedges.Load(),
 			HedgesWon:          s.HedgesWon.Load(),
-			Rejections:         s.Rejections.Load(),
 			Fallbacks:          s.Fallbacks.Load(),
 			BreakerTransitions: s.BreakerTransitions.Load(),
 			Replays:            s.Replays.Load(),
+			Timeouts:           s.Timeouts.Load(),
+			BreakerOpen:        s.BreakerOpen.Load(),
+			BulkheadFull:       s.BulkheadFull.Load(),
+			BudgetSpent:        s.BudgetSpent.Load(),
 		})
 	}
 	for _, name := range slices.Sorted(maps.Keys(breakers)) {

@@ -206,10 +206,15 @@ func TestSnapshotReportsRegisteredPatternsOnly(t *testing.T) {
 	e.Retries.Add(2)
 	e.Hedges.Add(3)
 	e.HedgesWon.Add(1)
-	e.Rejections.Add(4)
 	e.Fallbacks.Add(6)
 	e.BreakerTransitions.Add(7)
 	e.Replays.Add(8)
+	e.Timeouts.Add(9)
+	e.BreakerOpen.Add(10)
+	e.BulkheadFull.Add(11)
+	e.BudgetSpent.Add(12)
+	fooddelivery.NewInstance("order", 20, m)
+	fooddelivery.NewInstance("menu-1", 0, m)
 	m.Edge("gateway", "menu")
 
 	snap := m.Snapshot()
@@ -221,8 +226,10 @@ func TestSnapshotReportsRegisteredPatternsOnly(t *testing.T) {
 	assert.Equal(t, []fooddelivery.EdgeSnapshot{
 		{Edge: "gateway->menu", Caller: "gateway", Dependency: "menu"},
 		{Edge: "order->payment", Caller: "order", Dependency: "payment",
-			Attempts: 5, Retries: 2, Hedges: 3, HedgesWon: 1, Rejections: 4, Fallbacks: 6, BreakerTransitions: 7, Replays: 8},
+			Attempts: 5, Retries: 2, Hedges: 3, HedgesWon: 1, Fallbacks: 6, BreakerTransitions: 7, Replays: 8,
+			Timeouts: 9, BreakerOpen: 10, BulkheadFull: 11, BudgetSpent: 12},
 	}, snap.Edges, "every edge, sorted, every counter")
+	assert.Equal(t, map[string]int{"order": 20, "menu-1": 0}, snap.Limits, "every instance's concurrency limit, 0 for none")
 
 	state, inUse, twice = fooddelivery.BreakerOpen, 4, 3
 	snap = m.Snapshot()

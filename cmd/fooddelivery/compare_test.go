@@ -423,7 +423,7 @@ func TestCompareLab05BreakerUnderPaymentDown(t *testing.T) {
 		sides = append(sides, s)
 		pay, orders := edgeStats(r.end.snap, "order->payment"), edgeStats(r.end.snap, "gateway->order")
 		rows = append(rows, []string{r.labs, fmt.Sprint(s.during503), fmt.Sprint(s.duringRefused),
-			fmt.Sprintf("%d of %d", s.open, s.marks), fmt.Sprint(pay.BreakerTransitions), fmt.Sprintf("%d + %d", pay.Rejections, orders.Rejections),
+			fmt.Sprintf("%d of %d", s.open, s.marks), fmt.Sprint(pay.BreakerTransitions), fmt.Sprintf("%d + %d", pay.BreakerOpen, orders.BreakerOpen),
 			succeeded(r.end.stats, loadgen.ActionCheckout).String(), fmt.Sprint(httpRequests(r.end.snap))})
 	}
 	t.Log(table(fmt.Sprintf("payment-down at scale %g, 40 customers/s, 60%% checkouts: payment answers 503 from %v, resets every connection from %v, recovers at %v.\n"+

@@ -87,7 +87,7 @@ func TestSolutionsFillThePatternCounters(t *testing.T) {
 			assert.Positive(t, pay.Retries.Load(), "lab 04's loop retried")
 			assert.Positive(t, pay.BreakerTransitions.Load(), "lab 05's payment breaker opened")
 			assert.Positive(t, orders.BreakerTransitions.Load(), "lab 05's breaker on POST /orders opened")
-			assert.Positive(t, orders.Rejections.Load(), "the open breaker refused checkouts")
+			assert.Positive(t, orders.BreakerOpen.Load(), "the open breaker refused checkouts")
 			assert.Positive(t, orders.Fallbacks.Load(), "lab 07 answered the failed checkouts")
 		})
 	})
@@ -146,7 +146,7 @@ func TestSolutionsFillThePatternCounters(t *testing.T) {
 			}
 			wg.Wait()
 			courier := sys.Metrics.Edge("gateway", "courier")
-			assert.Positive(t, courier.Rejections.Load(), "lab 06's courier compartment refused the calls beyond its slots")
+			assert.Positive(t, courier.BulkheadFull.Load(), "lab 06's courier compartment refused the calls beyond its slots")
 			assert.Positive(t, courier.Fallbacks.Load(), "lab 07 served default ETAs")
 		})
 	})
@@ -159,6 +159,45 @@ func TestSolutionsFillThePatternCounters(t *testing.T) {
 			pay := sys.Metrics.Edge("order", "payment")
 			assert.Equal(t, int64(3), pay.Attempts.Load(), "one charge, three attempts: the first counted once")
 			assert.Equal(t, int64(2), pay.Retries.Load())
+		})
+	})
+}
+
+// Each cause is counted once, on the edge where it happened: lab 01's
+// timeout on order->payment, not on gateway->order, which got the order
+// service's answer; lab 05's open breaker in BreakerOpen of the edge it
+// guards; lab 04's budget in BudgetSpent.
+func TestCausesAreCountedWhereTheyHappen(t *testing.T) {
+	t.Run("lab 01 while payment hangs", func(t *testing.T) {
+		labtest.Run(t, labtest.Options{}, func(t *testing.T) {
+			sys, _ := startWired(t, "01=solution")
+			require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Hang: 30 * time.Second}))
+			for range 3 {
+				resp, _, err := sys.GraphQL(context.Background(), system.SampleToken, placeOrder, orderInput())
+				require.NoError(t, err)
+				require.NotNil(t, resp.ErrorAt("placeOrder"), "payment hangs: the checkout fails")
+			}
+			pay, orders := sys.Metrics.Edge("order", "payment"), sys.Metrics.Edge("gateway", "order")
+			assert.Equal(t, int64(3), pay.Timeouts.Load(), "order->payment: the payment client gave up on each of the 3 charges at its 2 s timeout")
+			assert.Zero(t, orders.Timeouts.Load(), "gateway->order: the order service answered (504), so no timeout of the gateway's")
+			assert.Zero(t, pay.BreakerOpen.Load()+pay.BulkheadFull.Load()+pay.BudgetSpent.Load(), "no other cause")
+		})
+	})
+	t.Run("every solution while payment answers 503", func(t *testing.T) {
+		labtest.Run(t, labtest.Options{}, func(t *testing.T) {
+			sys, _ := startWired(t, "all=solution")
+			require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Status: http.StatusServiceUnavailable}))
+			for range 40 {
+				_, _, err := sys.GraphQL(context.Background(), system.SampleToken, placeOrder, orderInput())
+				require.NoError(t, err)
+				time.Sleep(100 * time.Millisecond)
+			}
+			pay, orders := sys.Metrics.Edge("order", "payment"), sys.Metrics.Edge("gateway", "order")
+			t.Logf("order->payment: %d refused by its breaker, %d retries withheld; gateway->order: %d refused by its breaker",
+				pay.BreakerOpen.Load(), pay.BudgetSpent.Load(), orders.BreakerOpen.Load())
+			assert.Positive(t, orders.BreakerOpen.Load(), "the gateway's breaker on POST /orders refused checkouts")
+			assert.Positive(t, pay.BudgetSpent.Load(), "lab 04's budget (10%% + 1 a second) withheld retries of 40 failing checkouts in 4 s")
+			assert.Zero(t, pay.Timeouts.Load(), "payment answered at once: no timeouts")
 		})
 	})
 }

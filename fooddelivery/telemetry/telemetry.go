@@ -24,7 +24,9 @@
 //	fooddelivery_http_requests_completed_total         counter    service, instance, route
 //	    requests whose handler returned (any status)
 //	fooddelivery_http_requests_rejected_total          counter    service, instance, route
-//	    requests refused at the instance's concurrency limit
+//	    requests refused at the instance's concurrency limit (overloaded)
+//	fooddelivery_instance_concurrency_limit            gauge      service, instance
+//	    requests the instance handles at once (0: no limit)
 //	fooddelivery_http_requests_cancelled_total         counter    service, instance, route
 //	    requests whose caller gave up before the handler returned
 //	fooddelivery_work_after_caller_left_total          counter    service, instance, route
@@ -39,9 +41,12 @@
 //	    hedged copies sent
 //	fooddelivery_edge_hedges_won_total                 counter    edge
 //	    calls answered by a hedged copy
-//	fooddelivery_edge_rejected_calls_total             counter    edge
-//	    calls refused by the caller itself (bulkhead full, budget spent,
-//	    breaker open) without reaching the dependency
+//	fooddelivery_edge_rejected_calls_total             counter    edge, reason
+//	    calls refused by the caller itself without sending them, by
+//	    reason: breaker_open (the edge's circuit breaker), bulkhead_full
+//	    (its compartment), budget_spent (a retry the retry budget withheld)
+//	fooddelivery_edge_timeouts_total                   counter    edge
+//	    calls the caller gave up on at its timeout or deadline
 //	fooddelivery_edge_fallbacks_total                  counter    edge
 //	    answers served by a fallback instead of the dependency
 //	fooddelivery_edge_breaker_transitions_total        counter    edge
@@ -78,7 +83,9 @@
 package telemetry
 
 import (
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -103,7 +110,8 @@ type Collector struct {
 	received, responses, inFlight, peak, completed, rejected, cancelled *prometheus.Desc
 	latency, lateWork, lateWorkSeconds                                  *prometheus.Desc
 
-	attempts, retries, hedges, hedgesWon, edgeRejected, fallbacks, transitions, replays *prometheus.Desc
+	attempts, retries, hedges, hedgesWon, edgeRejected, timeouts, fallbacks, transitions, replays *prometheus.Desc
+	limit                                                                                         *prometheus.Desc
 
 	breakerState, bulkheadAvailable, bulkheadMax, budgetTokens, chargedTwice *prometheus.Desc
 }
@@ -132,14 +140,19 @@ func NewCollector(m *fooddelivery.Metrics) *Collector {
 		lateWork:        route("fooddelivery_work_after_caller_left_total", "Units of work started after the caller had given up."),
 		lateWorkSeconds: route("fooddelivery_work_after_caller_left_seconds_total", "Time spent on work nobody waited for, in seconds."),
 
-		attempts:     edge("fooddelivery_edge_attempts_total", "Calls sent along the edge: first attempts, retries and hedges."),
-		retries:      edge("fooddelivery_edge_retries_total", "Attempts after the first that were retries."),
-		hedges:       edge("fooddelivery_edge_hedges_total", "Hedged copies of calls sent."),
-		hedgesWon:    edge("fooddelivery_edge_hedges_won_total", "Calls whose answer came from a hedged copy."),
-		edgeRejected: edge("fooddelivery_edge_rejected_calls_total", "Calls refused by the caller itself (bulkhead full, retry budget spent, breaker open)."),
-		fallbacks:    edge("fooddelivery_edge_fallbacks_total", "Answers served by a fallback instead of the dependency."),
-		transitions:  edge("fooddelivery_edge_breaker_transitions_total", "Circuit breaker state changes."),
-		replays:      edge("fooddelivery_edge_idempotent_replays_total", "Stored answers the dependency replayed for a repeated idempotency key."),
+		attempts:  edge("fooddelivery_edge_attempts_total", "Calls sent along the edge: first attempts, retries and hedges."),
+		retries:   edge("fooddelivery_edge_retries_total", "Attempts after the first that were retries."),
+		hedges:    edge("fooddelivery_edge_hedges_total", "Hedged copies of calls sent."),
+		hedgesWon: edge("fooddelivery_edge_hedges_won_total", "Calls whose answer came from a hedged copy."),
+		edgeRejected: prometheus.NewDesc("fooddelivery_edge_rejected_calls_total",
+			"Calls refused by the caller itself without sending them, by reason: breaker_open, bulkhead_full, budget_spent (a retry withheld).",
+			[]string{"edge", "reason"}, nil),
+		timeouts: edge("fooddelivery_edge_timeouts_total", "Calls the caller gave up on at its timeout or deadline."),
+		limit: prometheus.NewDesc("fooddelivery_instance_concurrency_limit", "Requests the instance handles at once; 0 means no limit.",
+			[]string{"service", "instance"}, nil),
+		fallbacks:   edge("fooddelivery_edge_fallbacks_total", "Answers served by a fallback instead of the dependency."),
+		transitions: edge("fooddelivery_edge_breaker_transitions_total", "Circuit breaker state changes."),
+		replays:     edge("fooddelivery_edge_idempotent_replays_total", "Stored answers the dependency replayed for a repeated idempotency key."),
 
 		breakerState:      named("resilience4j_circuitbreaker_state", "The states of the circuit breaker: 1 for the current one, 0 for the others.", "state"),
 		bulkheadAvailable: named("resilience4j_bulkhead_available_concurrent_calls", "Free slots of the bulkhead compartment."),
@@ -153,7 +166,7 @@ func NewCollector(m *fooddelivery.Metrics) *Collector {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.received, c.responses, c.latency, c.inFlight, c.peak, c.completed, c.rejected, c.cancelled, c.lateWork, c.lateWorkSeconds,
-		c.attempts, c.retries, c.hedges, c.hedgesWon, c.edgeRejected, c.fallbacks, c.transitions, c.replays,
+		c.attempts, c.retries, c.hedges, c.hedgesWon, c.edgeRejected, c.timeouts, c.fallbacks, c.transitions, c.replays, c.limit,
 		c.breakerState, c.bulkheadAvailable, c.bulkheadMax, c.budgetTokens, c.chargedTwice,
 	} {
 		ch <- d
@@ -209,12 +222,18 @@ func (c *Collector) collect(snap fooddelivery.Snapshot, ch chan<- prometheus.Met
 		counter(c.lateWork, r.WorkAfterCallerLeft, l...)
 		send(c.lateWorkSeconds, prometheus.CounterValue, r.WorkAfterCallerLeftSeconds, l...)
 	}
+	for _, in := range slices.Sorted(maps.Keys(snap.Limits)) {
+		gauge(c.limit, float64(snap.Limits[in]), fooddelivery.ServiceOf(in), in)
+	}
 	for _, e := range snap.Edges {
 		counter(c.attempts, e.Attempts, e.Edge)
 		counter(c.retries, e.Retries, e.Edge)
 		counter(c.hedges, e.Hedges, e.Edge)
 		counter(c.hedgesWon, e.HedgesWon, e.Edge)
-		counter(c.edgeRejected, e.Rejections, e.Edge)
+		counter(c.edgeRejected, e.BreakerOpen, e.Edge, "breaker_open")
+		counter(c.edgeRejected, e.BulkheadFull, e.Edge, "bulkhead_full")
+		counter(c.edgeRejected, e.BudgetSpent, e.Edge, "budget_spent")
+		counter(c.timeouts, e.Timeouts, e.Edge)
 		counter(c.fallbacks, e.Fallbacks, e.Edge)
 		counter(c.transitions, e.BreakerTransitions, e.Edge)
 		counter(c.replays, e.Replays, e.Edge)

@@ -63,7 +63,10 @@ func TestCollectorEmitsTheSnapshot(t *testing.T) {
 		e.Retries.Add(4)
 		e.Hedges.Add(3)
 		e.HedgesWon.Add(2)
-		e.Rejections.Add(5)
+		e.BreakerOpen.Add(5)
+		e.BulkheadFull.Add(11)
+		e.BudgetSpent.Add(12)
+		e.Timeouts.Add(13)
 		e.Fallbacks.Add(6)
 		e.BreakerTransitions.Add(7)
 		e.Replays.Add(1)
@@ -154,6 +157,14 @@ resilience4j_bulkhead_max_allowed_concurrent_calls{name="gateway->menu"} 4
 # HELP fooddelivery_retry_budget_tokens Tokens left in the retry budget.
 # TYPE fooddelivery_retry_budget_tokens gauge
 fooddelivery_retry_budget_tokens{name="gateway->order"} 2.5
+# HELP fooddelivery_edge_rejected_calls_total Calls refused by the caller itself without sending them, by reason: breaker_open, bulkhead_full, budget_spent (a retry withheld).
+# TYPE fooddelivery_edge_rejected_calls_total counter
+fooddelivery_edge_rejected_calls_total{edge="order->payment",reason="breaker_open"} 5
+fooddelivery_edge_rejected_calls_total{edge="order->payment",reason="budget_spent"} 12
+fooddelivery_edge_rejected_calls_total{edge="order->payment",reason="bulkhead_full"} 11
+# HELP fooddelivery_instance_concurrency_limit Requests the instance handles at once; 0 means no limit.
+# TYPE fooddelivery_instance_concurrency_limit gauge
+fooddelivery_instance_concurrency_limit{instance="menu-2",service="menu"} 1
 # HELP fooddelivery_orders_charged_more_than_once Orders charged two or more times.
 # TYPE fooddelivery_orders_charged_more_than_once gauge
 fooddelivery_orders_charged_more_than_once 3
@@ -166,12 +177,13 @@ fooddelivery_orders_charged_more_than_once 3
 			"fooddelivery_edge_attempts_total", "fooddelivery_edge_hedges_won_total", "fooddelivery_edge_idempotent_replays_total",
 			"resilience4j_circuitbreaker_state",
 			"resilience4j_bulkhead_available_concurrent_calls", "resilience4j_bulkhead_max_allowed_concurrent_calls",
-			"fooddelivery_retry_budget_tokens", "fooddelivery_orders_charged_more_than_once"))
+			"fooddelivery_retry_budget_tokens", "fooddelivery_orders_charged_more_than_once",
+			"fooddelivery_edge_rejected_calls_total", "fooddelivery_instance_concurrency_limit"))
 
 		for name, want := range map[string]float64{
 			"fooddelivery_edge_retries_total":             4,
 			"fooddelivery_edge_hedges_total":              3,
-			"fooddelivery_edge_rejected_calls_total":      5,
+			"fooddelivery_edge_timeouts_total":            13,
 			"fooddelivery_edge_fallbacks_total":           6,
 			"fooddelivery_edge_breaker_transitions_total": 7,
 		} {

@@ -216,7 +216,42 @@ func Wire(l Labs, s Settings) *Wiring {
 		w.failOpen()
 	}
 	w.keyedCounts = w.Cfg.ChargeKey != nil || w.Cfg.ChargeRetry != nil
+	w.countOutcomes()
 	return w
+}
+
+// countOutcomes counts the timeouts and breaker refusals of every call of
+// the order service to payment and of the gateway to its dependencies,
+// whichever labs are on: outside the plugs' wrappers (the breakers, the
+// retry loops, the compartments), so that each call counts once, by its
+// final outcome, on the edge it was sent along.
+func (w *Wiring) countOutcomes() {
+	pay := w.Metrics.Edge("order", "payment")
+	breaker := w.Cfg.PaymentBreaker
+	w.Cfg.PaymentBreaker = func(p fooddelivery.Payer) fooddelivery.Payer {
+		if breaker != nil {
+			p = breaker(p)
+		}
+		return outcomePayer{p, pay}
+	}
+	guards := w.Cfg.GatewayGuards
+	w.Cfg.GatewayGuards = func(dependency string) fooddelivery.Guard {
+		var g fooddelivery.Guard
+		if guards != nil {
+			g = guards(dependency)
+		}
+		edge := w.Metrics.Edge("gateway", gatewayEdge(dependency))
+		return func(ctx context.Context, call func(context.Context) error) error {
+			var err error
+			if g == nil {
+				err = call(ctx)
+			} else {
+				err = g(ctx, call)
+			}
+			outcomes(edge, err)
+			return err
+		}
+	}
 }
 
 // failOpen lets requests in when the auth check cannot be made
@@ -346,7 +381,11 @@ func Lab04[B any](newBudget func(ratio, minPerSecond, max float64) B,
 			if t, ok := any(budget).(interface{ Tokens() float64 }); ok {
 				w.Metrics.ReportRetryBudget("order->payment", t.Tokens)
 			}
-			layers.PaymentClient = newRetry(r.Attempts, budget, backoff)
+			attempts := r.Attempts
+			if attempts == 0 {
+				attempts = retry.DefaultAttempts
+			}
+			layers.PaymentClient = budgetWatch{newRetry(r.Attempts, budget, backoff), attempts, w.Metrics.Edge("order", "payment")}
 		}
 		if r.EveryLayer {
 			every := retry.Policy{Attempts: r.Attempts, Base: r.BaseDelay, Cap: r.MaxDelay, Retryable: retry.RetryEveryFailure, Seed: w.S.Seed}
@@ -375,8 +414,9 @@ type BreakerSettings[St any] struct {
 // Lab05 plugs lab 05's breakers: one around the order service's payment
 // calls (the plan's Payment.Breaker), and the per-endpoint order client
 // under the gateway (Gateway.OrdersBreaker); a nil setting leaves its
-// breaker out. Every state change counts in BreakerTransitions and every
-// refusal in Rejections of the edge the breaker guards; each breaker's
+// breaker out. Every state change counts in BreakerTransitions of the edge
+// the breaker guards (its refusals count in BreakerOpen: countOutcomes);
+// each breaker's
 // state is reported by name (the payment breaker's read from it, the
 // order client's from its reported changes, registered at its first
 // change).
@@ -398,9 +438,7 @@ func Lab05[S any, St fmt.Stringer, CB interface{ State() St }, OC fooddelivery.O
 			s.OnStateChange = func(string, St, St) { pay.BreakerTransitions.Add(1) }
 			cb := newBreaker(settings(s))
 			w.Metrics.ReportBreaker(s.Name, func() fooddelivery.BreakerState { return breakerState(cb.State().String()) })
-			w.Cfg.PaymentBreaker = func(next fooddelivery.Payer) fooddelivery.Payer {
-				return refusedPayer{payer(cb, next), pay}
-			}
+			w.Cfg.PaymentBreaker = func(next fooddelivery.Payer) fooddelivery.Payer { return payer(cb, next) }
 		}
 		if b := w.S.Plan.Gateway.OrdersBreaker; b != nil {
 			orders := w.Metrics.Edge("gateway", "order")
@@ -412,7 +450,7 @@ func Lab05[S any, St fmt.Stringer, CB interface{ State() St }, OC fooddelivery.O
 				book.changed(name, breakerState(to.String()))
 			}
 			w.Cfg.GatewayOrderClient = func(c *order.Client) fooddelivery.OrderService {
-				return fooddelivery.GuardOrderService(newOrderClient(c, settings(s)), counting(orders, refused))
+				return newOrderClient(c, settings(s))
 			}
 		}
 	}
@@ -428,7 +466,7 @@ func openFor(b *plan.Breaker) time.Duration {
 
 // Lab06 plugs lab 06's compartments around the gateway's dependencies,
 // with the plan's gateway limit. Each compartment reports its slots in
-// use; refusals count in Rejections of the gateway's edge to it.
+// use; refusals count in BulkheadFull of the gateway's edge to it.
 func Lab06(compartments func(limits map[string]int, maxWait time.Duration) func(dependency string) fooddelivery.Guard) Plug {
 	return func(w *Wiring) {
 		if l := w.S.Plan.Gateway.Limit; l > 0 {

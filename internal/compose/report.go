@@ -12,6 +12,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/gateway"
 	"github.com/gophereats/resilience/fooddelivery/payment"
+	"github.com/gophereats/resilience/fooddelivery/retry"
 	"github.com/gophereats/resilience/fooddelivery/system"
 )
 
@@ -157,23 +158,64 @@ func (b *breakerBook) read(name string) fooddelivery.BreakerState {
 	return s
 }
 
-// refusedPayer counts the charges a breaker refused (ErrCircuitOpen) in
-// Rejections.
-type refusedPayer struct {
+// outcomes counts, on edge, why a call along it got no answer from the
+// dependency: a timeout (the caller gave up: fooddelivery.ErrTimeout or
+// context.DeadlineExceeded) or a refusal by the edge's circuit breaker
+// (ErrCircuitOpen). A full bulkhead is counted by countSlots, which alone
+// knows whether the call ran.
+//
+// An error that carries the dependency's answer (a *fooddelivery.CallError
+// with a status: the order service's 504 when payment timed out) happened
+// further down, where it was counted, and does not count here.
+func outcomes(edge *fooddelivery.EdgeStats, err error) {
+	var answered *fooddelivery.CallError
+	switch {
+	case err == nil, errors.As(err, &answered) && answered.Status != 0:
+	case errors.Is(err, fooddelivery.ErrCircuitOpen):
+		edge.BreakerOpen.Add(1)
+	case errors.Is(err, fooddelivery.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		edge.Timeouts.Add(1)
+	}
+}
+
+// outcomePayer counts the outcomes of the order service's charges, each
+// once, outside the breaker and every retry loop.
+type outcomePayer struct {
 	next fooddelivery.Payer
 	edge *fooddelivery.EdgeStats
 }
 
-func (p refusedPayer) Charge(ctx context.Context, req fooddelivery.ChargeRequest) (fooddelivery.Charge, error) {
+func (p outcomePayer) Charge(ctx context.Context, req fooddelivery.ChargeRequest) (fooddelivery.Charge, error) {
 	ch, err := p.next.Charge(ctx, req)
-	refused(p.edge, err)
+	outcomes(p.edge, err)
 	return ch, err
 }
 
-func refused(edge *fooddelivery.EdgeStats, err error) {
-	if errors.Is(err, fooddelivery.ErrCircuitOpen) {
-		edge.Rejections.Add(1)
+// budgetWatch counts, in BudgetSpent, the calls a budgeted retry loop
+// ended on a failure it could retry (retry.Retryable), before its last
+// attempt, while its caller still waited: the budget withheld the retry.
+// The loop itself cannot be asked, since a learner's need not say.
+type budgetWatch struct {
+	next     retry.Retrier
+	attempts int
+	edge     *fooddelivery.EdgeStats
+}
+
+func (b budgetWatch) Do(ctx context.Context, key string, call func(ctx context.Context, attempt int) error) error {
+	var made atomic.Int64
+	var last atomic.Pointer[error]
+	err := b.next.Do(ctx, key, func(ctx context.Context, attempt int) error {
+		made.Add(1)
+		err := call(ctx, attempt)
+		last.Store(&err)
+		return err
+	})
+	if err != nil && ctx.Err() == nil && int(made.Load()) < b.attempts {
+		if p := last.Load(); p != nil && retry.Retryable(*p) {
+			b.edge.BudgetSpent.Add(1)
+		}
 	}
+	return err
 }
 
 // counting is a Guard that runs every call and hands its error to count:
@@ -199,7 +241,7 @@ func gatewayEdge(dependency string) string {
 // countSlots wraps g, the bulkhead guarding the gateway's calls to
 // service, so that it reports its slots in use as the compartment
 // "gateway->service" with capacity slots, and counts the calls it refused
-// (ErrBulkheadFull without running the call) in Rejections.
+// (ErrBulkheadFull without running the call) in BulkheadFull.
 func countSlots(g fooddelivery.Guard, m *fooddelivery.Metrics, service string, capacity int) fooddelivery.Guard {
 	var inUse atomic.Int64
 	m.ReportBulkhead("gateway->"+service, capacity, func() int { return int(inUse.Load()) })
@@ -213,7 +255,7 @@ func countSlots(g fooddelivery.Guard, m *fooddelivery.Metrics, service string, c
 			return call(ctx)
 		})
 		if !ran.Load() && errors.Is(err, fooddelivery.ErrBulkheadFull) {
-			edge.Rejections.Add(1)
+			edge.BulkheadFull.Add(1)
 		}
 		return err
 	}

@@ -67,7 +67,7 @@ func TestCountSlotsCountsOnlyTheCallsTheBulkheadRefused(t *testing.T) {
 		return fmt.Errorf("the order service said: %w", fooddelivery.ErrBulkheadFull)
 	})
 	assert.ErrorIs(t, err, fooddelivery.ErrBulkheadFull)
-	assert.Equal(t, int64(1), edge.Rejections.Load(),
+	assert.Equal(t, int64(1), edge.BulkheadFull.Load(),
 		"one refusal: a call that ran and failed with the same error was not refused by this bulkhead")
 }
 
@@ -134,4 +134,60 @@ func TestReplaysCountsStoredOutcomesServedAgain(t *testing.T) {
 		keys.Begin(key, fooddelivery.ChargeRequest{})
 	}
 	assert.Equal(t, int64(2), edge.Replays.Load())
+}
+
+func TestOutcomesCountEachCauseOnceWhereItHappened(t *testing.T) {
+	edge := &fooddelivery.EdgeStats{}
+	for _, err := range []error{
+		nil,
+		fooddelivery.ClassifyTransportError("payment", context.DeadlineExceeded),             // this caller gave up: a timeout
+		fmt.Errorf("charge: %w", context.DeadlineExceeded),                                   // so did this one
+		&fooddelivery.CallError{Service: "order", Status: 504, Err: fooddelivery.ErrTimeout}, // an answer: the timeout was further down
+		fmt.Errorf("order client: %w", fooddelivery.ErrCircuitOpen),
+		&fooddelivery.CallError{Service: "order", Status: 503, Err: fooddelivery.ErrOverloaded},
+	} {
+		outcomes(edge, err)
+	}
+	assert.Equal(t, int64(2), edge.Timeouts.Load(), "two calls timed out here; the 504 was an answer")
+	assert.Equal(t, int64(1), edge.BreakerOpen.Load())
+	assert.Zero(t, edge.BulkheadFull.Load()+edge.BudgetSpent.Load())
+}
+
+// retrier makes up to n attempts until one succeeds, and stops early
+// after stopAfter (a budget that gave no more).
+type retrier struct {
+	n, stopAfter int
+}
+
+func (r retrier) Do(ctx context.Context, _ string, call func(context.Context, int) error) error {
+	var err error
+	for a := 1; a <= min(r.n, r.stopAfter); a++ {
+		if err = call(ctx, a); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+func TestBudgetWatchCountsTheRetriesTheLoopWithheld(t *testing.T) {
+	edge := &fooddelivery.EdgeStats{}
+	unavailable := &fooddelivery.CallError{Service: "payment", Status: 503, Err: fooddelivery.ErrUnavailable}
+	declined := &fooddelivery.CallError{Service: "payment", Status: 402, Err: fooddelivery.ErrRejected}
+	ctx := context.Background()
+	fail := func(err error) func(context.Context, int) error {
+		return func(context.Context, int) error { return err }
+	}
+
+	_ = budgetWatch{retrier{3, 3}, 3, edge}.Do(ctx, "k", fail(unavailable))
+	assert.Zero(t, edge.BudgetSpent.Load(), "every attempt was made: nothing withheld")
+	_ = budgetWatch{retrier{3, 1}, 3, edge}.Do(ctx, "k", fail(unavailable))
+	assert.Equal(t, int64(1), edge.BudgetSpent.Load(), "a retryable failure after 1 of 3 attempts: the budget withheld the retry")
+	_ = budgetWatch{retrier{3, 1}, 3, edge}.Do(ctx, "k", fail(declined))
+	assert.Equal(t, int64(1), edge.BudgetSpent.Load(), "a declined card is not retried by any budget: not counted")
+	_ = budgetWatch{retrier{3, 1}, 3, edge}.Do(ctx, "k", fail(nil))
+	assert.Equal(t, int64(1), edge.BudgetSpent.Load(), "a success is not counted")
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	_ = budgetWatch{retrier{3, 1}, 3, edge}.Do(gone, "k", fail(unavailable))
+	assert.Equal(t, int64(1), edge.BudgetSpent.Load(), "the caller left: the loop stopped for that, not for the budget")
 }
