@@ -195,6 +195,56 @@ type Node struct {
 	InFlight     int64    `json:"inFlight"`
 	Rejected     int64    `json:"rejected"` // counter: refused at the concurrency limit
 	PeakInFlight int64    `json:"peakInFlight"`
+	// Limit is the concurrency limit InFlight is held to: the
+	// instance's, or for a service the sum of its instances'; 0 means
+	// none.
+	Limit int `json:"limit"`
+	// Overloaded is the number of requests refused at the limit over the
+	// window (OVERLOADED).
+	Overloaded int64 `json:"overloaded"`
+}
+
+// The causes an edge's badge names, from the counts of Causes.
+const (
+	CauseTimeout      = "TIMEOUT"       // the caller gave up at its timeout or deadline
+	CauseBreakerOpen  = "BREAKER_OPEN"  // the edge's circuit breaker refused calls
+	CauseBulkheadFull = "BULKHEAD_FULL" // the edge's compartment refused calls
+	CauseBudgetSpent  = "BUDGET_SPENT"  // the retry budget withheld retries
+	CauseOverloaded   = "OVERLOADED"    // the dependency refused calls at its concurrency limit
+	CauseFallback     = "FALLBACK"      // a fallback answered instead of the dependency
+	// CauseWaiting: none of the above, but more calls are waiting at the
+	// dependency than it answered over the window: it hangs.
+	CauseWaiting = "WAITING"
+)
+
+// Causes counts, over the window, why calls along an edge did not get
+// the dependency's answer, each counted once where it happened: by the
+// caller (timeouts, refusals by its breaker, compartment or retry
+// budget, fallbacks) or by the dependency (refusals at its concurrency
+// limit).
+type Causes struct {
+	Timeouts     int64 `json:"timeouts"`
+	BreakerOpen  int64 `json:"breakerOpen"`
+	BulkheadFull int64 `json:"bulkheadFull"`
+	BudgetSpent  int64 `json:"budgetSpent"`
+	Overloaded   int64 `json:"overloaded"`
+	Fallbacks    int64 `json:"fallbacks"`
+}
+
+// cause names the largest count of c (the first in the order of the
+// Cause constants on a tie), "" when every count is 0.
+func (c Causes) cause() string {
+	best, n := "", int64(0)
+	for _, k := range []struct {
+		name string
+		n    int64
+	}{{CauseTimeout, c.Timeouts}, {CauseBreakerOpen, c.BreakerOpen}, {CauseBulkheadFull, c.BulkheadFull},
+		{CauseBudgetSpent, c.BudgetSpent}, {CauseOverloaded, c.Overloaded}, {CauseFallback, c.Fallbacks}} {
+		if k.n > n {
+			best, n = k.name, k.n
+		}
+	}
+	return best
 }
 
 // Edge is a call edge over the window, with its client's counters.
@@ -210,6 +260,14 @@ type Edge struct {
 	Health string `json:"health"`
 	// Breaker is the state of the breaker on the edge ("" for none).
 	Breaker string `json:"breaker"`
+	// InFlight is the number of the edge's calls the dependency is
+	// handling now.
+	InFlight int64 `json:"inFlight"`
+	// Causes are the window's counts of calls that got no answer of the
+	// dependency, by cause; Cause names the largest (a Cause constant),
+	// or CauseWaiting, or "" for none.
+	Causes Causes `json:"causes"`
+	Cause  string `json:"cause"`
 	// Client holds the edge's client counters (zero where no lab
 	// counts them).
 	Client fooddelivery.EdgeSnapshot `json:"client"`
@@ -222,8 +280,8 @@ type Breaker struct {
 	Label string `json:"label"` // CLOSED, OPEN, HALF-OPEN
 }
 
-// Bulkhead is a compartment's slots, with the rejections of the edge of
-// the same name.
+// Bulkhead is a compartment's slots, with the calls it refused (its
+// edge's BulkheadFull, since the system started).
 type Bulkhead struct {
 	fooddelivery.BulkheadSnapshot
 	Rejections int64 `json:"rejections"`
@@ -244,7 +302,11 @@ type Totals struct {
 	Hedges                     int64   `json:"hedges"`
 	HedgesWon                  int64   `json:"hedgesWon"`
 	Fallbacks                  int64   `json:"fallbacks"`
-	Rejections                 int64   `json:"rejections"`
+	Timeouts                   int64   `json:"timeouts"`
+	BreakerOpen                int64   `json:"breakerOpen"`
+	BulkheadFull               int64   `json:"bulkheadFull"`
+	BudgetSpent                int64   `json:"budgetSpent"`
+	Overloaded                 int64   `json:"overloaded"` // refused at the instances' concurrency limits
 	BreakerTransitions         int64   `json:"breakerTransitions"`
 	Replays                    int64   `json:"replays"`
 	OrdersChargedMoreThanOnce  *int64  `json:"ordersChargedMoreThanOnce"`
@@ -352,13 +414,15 @@ func (d *Dashboard) frame(snap fooddelivery.Snapshot, cur, base, prev *sample, l
 			g.Rejected += r.Rejected
 			g.PeakInFlight = max(g.PeakInFlight, r.PeakInFlight)
 		}
+		f.Totals.Overloaded += r.Rejected
 		f.Totals.Cancelled += r.Cancelled
 		f.Totals.WorkAfterCallerLeft += r.WorkAfterCallerLeft
 		f.Totals.WorkAfterCallerLeftSeconds += r.WorkAfterCallerLeftSeconds
 	}
 	node := func(name, key string, pick func(*sample) map[string]*agg) Node {
 		w := diff(base, cur, pick, name)
-		n := Node{Name: name, Rate: round(w.Rate), ErrorRate: roundp(w.ErrorRate), P99: roundp(w.P99)}
+		n := Node{Name: name, Rate: round(w.Rate), ErrorRate: roundp(w.ErrorRate), P99: roundp(w.P99),
+			Overloaded: w.Overloaded, Limit: limit(snap.Limits, key, name)}
 		if g := gauges[key+name]; g != nil {
 			n.InFlight, n.Rejected, n.PeakInFlight = g.InFlight, g.Rejected, g.PeakInFlight
 		}
@@ -381,7 +445,10 @@ func (d *Dashboard) frame(snap fooddelivery.Snapshot, cur, base, prev *sample, l
 		f.Totals.Hedges += e.Hedges
 		f.Totals.HedgesWon += e.HedgesWon
 		f.Totals.Fallbacks += e.Fallbacks
-		f.Totals.Rejections += e.Rejections
+		f.Totals.Timeouts += e.Timeouts
+		f.Totals.BreakerOpen += e.BreakerOpen
+		f.Totals.BulkheadFull += e.BulkheadFull
+		f.Totals.BudgetSpent += e.BudgetSpent
 		f.Totals.BreakerTransitions += e.BreakerTransitions
 		f.Totals.Replays += e.Replays
 	}
@@ -393,6 +460,19 @@ func (d *Dashboard) frame(snap fooddelivery.Snapshot, cur, base, prev *sample, l
 			Health: d.health(w.ErrorRate), Breaker: string(cur.breakers[src.Edge])}
 		e.Client = clients[src.Edge]
 		e.Client.Edge, e.Client.Caller, e.Client.Dependency = src.Edge, src.Caller, src.Dependency
+		if a := cur.edges[src.Edge]; a != nil {
+			e.InFlight = a.inFlight
+		}
+		if base != nil {
+			now, was := cur.clients[src.Edge], base.clients[src.Edge]
+			e.Causes = Causes{Timeouts: now.Timeouts - was.Timeouts, BreakerOpen: now.BreakerOpen - was.BreakerOpen,
+				BulkheadFull: now.BulkheadFull - was.BulkheadFull, BudgetSpent: now.BudgetSpent - was.BudgetSpent,
+				Overloaded: w.Overloaded, Fallbacks: now.Fallbacks - was.Fallbacks}
+		}
+		e.Cause = e.Causes.cause()
+		if e.Cause == "" && e.InFlight > 0 && e.InFlight > w.Answered {
+			e.Cause = CauseWaiting
+		}
 		f.Edges = append(f.Edges, e)
 		p.EdgeRate[src.Edge] = e.Rate
 		p.EdgeErrorRate[src.Edge] = e.ErrorRate
@@ -407,7 +487,7 @@ func (d *Dashboard) frame(snap fooddelivery.Snapshot, cur, base, prev *sample, l
 		}
 	}
 	for _, b := range snap.Bulkheads {
-		f.Bulkheads = append(f.Bulkheads, Bulkhead{BulkheadSnapshot: b, Rejections: clients[b.Compartment].Rejections})
+		f.Bulkheads = append(f.Bulkheads, Bulkhead{BulkheadSnapshot: b, Rejections: clients[b.Compartment].BulkheadFull})
 	}
 	if load != nil {
 		c := load.Actions[loadgen.ActionCheckout]
@@ -421,6 +501,25 @@ func (d *Dashboard) frame(snap fooddelivery.Snapshot, cur, base, prev *sample, l
 	p.CheckoutSuccess, p.CheckoutRate = f.Checkout.SuccessRate, f.Checkout.Rate
 	f.Point = p
 	return f
+}
+
+// limit returns the concurrency limit of the instance name (key "i:") or
+// the sum of a service's instances' (key "s:"); 0 when there is none or
+// one of them has none.
+func limit(limits map[string]int, key, name string) int {
+	if key == "i:" {
+		return limits[name]
+	}
+	sum := 0
+	for in, l := range limits {
+		if fooddelivery.ServiceOf(in) == name {
+			if l == 0 {
+				return 0
+			}
+			sum += l
+		}
+	}
+	return sum
 }
 
 // health names an edge's health from its error rate.

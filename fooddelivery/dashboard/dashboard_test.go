@@ -101,7 +101,7 @@ func TestStateHasTheSnapshotNumbers(t *testing.T) {
 		m.ReportBulkhead("gateway->menu", 4, func() int { return 3 })
 		m.ReportRetryBudget("order->payment", func() float64 { return 7.5 })
 		m.Edge("order", "payment").Retries.Add(4)
-		m.Edge("gateway", "menu").Rejections.Add(2)
+		m.Edge("gateway", "menu").BulkheadFull.Add(2)
 		log := scenario.NewLog(0)
 		d := dashboard.New(dashboard.Config{Metrics: m, Log: log, Labs: []string{"  01 timeouts       solution  x"}})
 		d.Sample()
@@ -409,5 +409,59 @@ func TestP99IsTheTrueQuantileOfTheWindow(t *testing.T) {
 
 		// The services' p99 in the charts comes from the same window.
 		within(*f.Point.P99["payment"], 0.007, "payment's chart")
+	})
+}
+
+// Each edge names why its calls got no answer over the window, from
+// counts kept apart by cause, and a node shows how full it is against its
+// limit: a timed-out edge, a hung one, an open breaker and a full
+// compartment each look different.
+func TestEdgesNameTheirCause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := fooddelivery.NewMetrics()
+		d := dashboard.New(dashboard.Config{Metrics: m})
+		pay, orders, menus := m.Edge("order", "payment"), m.Edge("gateway", "order"), m.Edge("gateway", "menu")
+		pay.BreakerOpen.Add(100) // long ago: outside the window
+		d.Sample()
+		time.Sleep(5 * time.Second)
+		pay.Timeouts.Add(12)
+		orders.BulkheadFull.Add(64)
+		orders.BreakerOpen.Add(3)
+		menus.Fallbacks.Add(2)
+		// courier hangs: 4 calls waiting, none answered.
+		release := make(chan struct{})
+		defer close(release)
+		in := fooddelivery.NewInstance("courier", 20, m)
+		h := in.Route("GET /eta/{restaurantId}", http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-release }))
+		for range 4 {
+			go h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
+		}
+		synctest.Wait()
+		time.Sleep(5 * time.Second)
+		f := d.Sample()
+		edges := map[string]dashboard.Edge{}
+		for _, e := range f.Edges {
+			edges[e.Edge] = e
+		}
+		for name, want := range map[string]string{
+			"order->payment":   dashboard.CauseTimeout,
+			"gateway->order":   dashboard.CauseBulkheadFull,
+			"gateway->menu":    dashboard.CauseFallback,
+			"gateway->courier": dashboard.CauseWaiting,
+			"gateway->auth":    "",
+		} {
+			assert.Equal(t, want, edges[name].Cause, "%s: causes %+v, %d in flight", name, edges[name].Causes, edges[name].InFlight)
+		}
+		assert.Equal(t, dashboard.Causes{Timeouts: 12}, edges["order->payment"].Causes, "the 100 refusals before the window are not in it")
+		assert.Equal(t, dashboard.Causes{BulkheadFull: 64, BreakerOpen: 3}, edges["gateway->order"].Causes)
+		assert.Equal(t, int64(4), edges["gateway->courier"].InFlight)
+		assert.Equal(t, int64(64), f.Totals.BulkheadFull)
+		assert.Equal(t, int64(103), f.Totals.BreakerOpen, "totals count since the start")
+		for _, n := range f.Nodes {
+			if n.Name == "courier" {
+				assert.Equal(t, 20, n.Limit, "the courier instance's concurrency limit")
+				assert.Equal(t, int64(4), n.InFlight)
+			}
+		}
 	})
 }

@@ -44,6 +44,8 @@ var Edges = []edgeSource{
 type agg struct {
 	answered int64 // responses of every status, no response included
 	errors   int64 // 5xx and no response
+	rejected int64 // refused at the instances' concurrency limits (overloaded)
+	inFlight int64 // gauge: being handled now
 	// latency holds the durations of the answers in fine buckets; a
 	// sample older than every window still to be measured drops it
 	// (Dashboard.Sample), so only the last Window's sketches are kept.
@@ -51,6 +53,8 @@ type agg struct {
 }
 
 func (a *agg) add(r fooddelivery.RouteSnapshot) {
+	a.rejected += r.Rejected
+	a.inFlight += r.InFlight
 	for code, n := range r.Responses {
 		a.answered += n
 		if code == fooddelivery.StatusNoResponse || code >= 500 {
@@ -67,13 +71,17 @@ type sample struct {
 	instances map[string]*agg
 	services  map[string]*agg
 	edges     map[string]*agg
-	checkout  [2]int64 // ok, failed (cumulative, from the load generator)
+	clients   map[string]fooddelivery.EdgeSnapshot // by edge
+	checkout  [2]int64                             // ok, failed (cumulative, from the load generator)
 	breakers  map[string]fooddelivery.BreakerState
 }
 
 func newSample(snap fooddelivery.Snapshot, load *loadgen.Stats) *sample {
 	s := &sample{t: snap.Time, instances: map[string]*agg{}, services: map[string]*agg{}, edges: map[string]*agg{},
-		breakers: map[string]fooddelivery.BreakerState{}}
+		breakers: map[string]fooddelivery.BreakerState{}, clients: map[string]fooddelivery.EdgeSnapshot{}}
+	for _, e := range snap.Edges {
+		s.clients[e.Edge] = e
+	}
 	get := func(m map[string]*agg, k string) *agg {
 		a, ok := m[k]
 		if !ok {
@@ -103,10 +111,12 @@ func newSample(snap fooddelivery.Snapshot, load *loadgen.Stats) *sample {
 
 // window is what happened between two samples.
 type window struct {
-	Seconds   float64
-	Rate      float64  // answers per second
-	ErrorRate *float64 // share of answers that were errors; nil without answers
-	P99       *float64 // seconds, within fooddelivery.SketchAccuracy of the true p99 (nearest rank); nil without observations
+	Seconds    float64
+	Answered   int64    // answers
+	Overloaded int64    // refused at a concurrency limit
+	Rate       float64  // answers per second
+	ErrorRate  *float64 // share of answers that were errors; nil without answers
+	P99        *float64 // seconds, within fooddelivery.SketchAccuracy of the true p99 (nearest rank); nil without observations
 }
 
 // diff returns the window from old to cur of the aggregate named k in the
@@ -125,6 +135,7 @@ func diff(old, cur *sample, pick func(*sample) map[string]*agg, k string) window
 		o = &agg{}
 	}
 	n := c.answered - o.answered
+	w.Answered, w.Overloaded = n, c.rejected-o.rejected
 	w.Rate = float64(n) / w.Seconds
 	if n > 0 {
 		e := float64(c.errors-o.errors) / float64(n)

@@ -52,6 +52,7 @@ func TestDashboardShowsAPaymentOutageAndTheBreaker(t *testing.T) {
 	waitFor(t, ctx, 60*time.Second, "the payment edge is drawn failing, its breaker badge reads OPEN and checkouts drop",
 		paymentEdge+`.dataset.health === 'failing' && `+paymentBadge+` !== null && `+paymentBadge+
 			`.textContent.trim() === 'OPEN' && `+checkoutPct+` < 80`, shown)
+	assertNothingOverflows(t, ctx, "with payment down and every solution")
 	screenshot(t, ctx, "dashboard-payment-down-solution")
 
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](`document.getElementById('fault-clear').click()`)); err != nil {
@@ -94,4 +95,82 @@ func TestDashboardFillsTheGameDaysScoreCard(t *testing.T) {
 		`document.querySelector('#gameday-card tr[data-stage="outage"]') !== null && `+
 			`/Score so far: [0-9.]+ of 100 over [3-8] of 8 stages/.test(document.getElementById('gameday-score').textContent)`, shownCard)
 	screenshot(t, ctx, "dashboard-game-day")
+}
+
+// edgeShown describes what the page draws on edge name, for a failure.
+func edgeShown(name string) string {
+	e := `document.querySelector('#diagram [data-edge="` + name + `"]')`
+	return `'` + name + `: ' + (` + e + ` ? 'p99 ' + ` + e + `.dataset.p99 + 's, cause "' + ` + e + `.dataset.cause + '", health ' + ` +
+		e + `.dataset.health + ', error rate ' + ` + e + `.dataset.errorRate + ', ' + ` + e + `.dataset.rate + '/s' : 'missing')`
+}
+
+// With lab 01's solution, a hung payment shows as timeouts: the
+// order->payment edge's p99 is the 2 s timeout (within 5%), not a
+// histogram bucket's bound, and its badge says TIMEOUT.
+func TestDashboardShowsTimeoutsAtTheirTrueLatency(t *testing.T) {
+	sys := startSystem(t, "-lab", "01=solution", "-load", "20", "-order-limit", "20")
+	ctx := browser(t)
+	openDashboard(t, ctx, sys)
+	addFault(t, ctx, "payment=hang")
+	const pay = `document.querySelector('#diagram [data-edge="order->payment"]')`
+	waitFor(t, ctx, 60*time.Second, "order->payment reads p99 2.0s (1.9-2.1) and the cause TIMEOUT",
+		pay+`.dataset.cause === 'TIMEOUT' && Math.abs(parseFloat(`+pay+`.dataset.p99) - 2.0) <= 0.1 && `+
+			pay+`.querySelector('.cause').textContent.startsWith('TIMEOUT ')`, edgeShown("order->payment"))
+	const applied = `parseInt((document.querySelector('#faults [data-fault] span') || {textContent: ''}).textContent.replace(/.*\((\d+) applied\).*/, '$1'))`
+	waitFor(t, ctx, 30*time.Second, "the controls panel's count of the requests the fault met keeps up (above 5)",
+		applied+` > 5`, `'controls panel: ' + (document.querySelector('#faults [data-fault]') || {textContent: 'no fault shown'}).textContent`)
+	assertNothingOverflows(t, ctx, "with payment hanging and lab 01's timeouts")
+	screenshot(t, ctx, "dashboard-timeouts")
+}
+
+// With lab 06's solution, a hung payment fills the gateway's orders
+// compartment: the gateway->order edge says BULKHEAD_FULL, while
+// gateway->menu keeps answering without errors.
+func TestDashboardShowsTheBulkheadHoldingTheHang(t *testing.T) {
+	sys := startSystem(t, "-lab", "06=solution", "-load", "20")
+	ctx := browser(t)
+	openDashboard(t, ctx, sys)
+	addFault(t, ctx, "payment=hang")
+	const orders = `document.querySelector('#diagram [data-edge="gateway->order"]')`
+	const menus = `document.querySelector('#diagram [data-edge="gateway->menu"]')`
+	waitFor(t, ctx, 90*time.Second, "gateway->order says BULKHEAD_FULL while gateway->menu answers (rate above 0, errors under 5%)",
+		orders+`.dataset.cause === 'BULKHEAD_FULL' && parseFloat(`+menus+`.dataset.rate) > 0 && `+
+			menus+`.dataset.errorRate !== '' && parseFloat(`+menus+`.dataset.errorRate) < 0.05`,
+		edgeShown("gateway->order")+` + '; ' + `+edgeShown("gateway->menu"))
+	assertNothingOverflows(t, ctx, "with payment hanging and lab 06's compartments")
+	screenshot(t, ctx, "dashboard-bulkhead-solution")
+}
+
+// overflows lists what the page draws outside its box: a node's text
+// beyond its node's rectangle, a panel wider than the space it has.
+const overflows = `(() => {
+  const out = [];
+  for (const g of document.querySelectorAll('#diagram .node:not(.group)')) {
+    const r = g.querySelector('rect').getBBox();
+    for (const t of g.querySelectorAll('text')) {
+      const b = t.getBBox();
+      if (b.width > 0 && (b.x < r.x - 0.5 || b.x + b.width > r.x + r.width + 0.5 || b.y < r.y - 0.5 || b.y + b.height > r.y + r.height + 0.5)) {
+        out.push('node ' + g.dataset.node + ': "' + t.textContent + '" is ' + b.width.toFixed(0) + 'x' + b.height.toFixed(0) +
+          ' at ' + b.x.toFixed(0) + ',' + b.y.toFixed(0) + ', its box ' + r.width + 'x' + r.height + ' at ' + r.x + ',' + r.y);
+      }
+    }
+  }
+  for (const p of document.querySelectorAll('.panel')) {
+    if (p.scrollWidth > p.clientWidth + 1) {
+      out.push('panel "' + (p.querySelector('h2') || {}).textContent + '" is ' + p.scrollWidth + 'px wide in ' + p.clientWidth + 'px');
+    }
+  }
+  return out.join('; ');
+})()`
+
+// assertNothingOverflows fails the test for everything overflows finds.
+func assertNothingOverflows(t *testing.T, ctx context.Context, when string) {
+	t.Helper()
+	found, err := chromedp.Run(ctx, chromedp.Evaluate[string](overflows))
+	if err != nil {
+		t.Fatalf("measuring the page %s: %v", when, err)
+	}
+	if found != "" {
+		t.Errorf("%s, the page draws outside its boxes: %s", when, found)
+	}
 }

@@ -13,7 +13,7 @@ const NODES = {
   "menu-1": { x: 760, y: 80 }, "menu-2": { x: 760, y: 150 }, "menu-3": { x: 760, y: 220 },
   courier: { x: 760, y: 330 }, payment: { x: 760, y: 425 },
 };
-const NODE_W = 130, NODE_H = 56;
+const NODE_W = 130, NODE_H = 62;
 const MENU_GROUP = { x: 680, y: 42, w: 160, h: 216 };
 // from and to points of each edge, and where its label sits along it.
 const EDGES = {
@@ -31,7 +31,7 @@ const colorOf = (name, list) => COLORS[list.indexOf(name) % COLORS.length];
 
 const st = {
   history: [], changes: [], transitions: [], thresholds: { degraded: 0.05, failing: 0.5 },
-  interval: 1, lastSeq: 0, keep: 300, frame: null, faultSeq: -1,
+  interval: 1, lastSeq: 0, keep: 300, frame: null, faultSeq: -1, faultRules: 0,
 };
 
 const $ = (id) => document.getElementById(id);
@@ -66,7 +66,8 @@ function buildDiagram() {
     g.append(el("svg:text", { x: lx, y: ly - 15, class: "name", "text-anchor": "middle" }, name));
     const t1 = el("svg:text", { x: lx, y: ly, "text-anchor": "middle", class: "l1" });
     const t2 = el("svg:text", { x: lx, y: ly + 15, "text-anchor": "middle", class: "l2" });
-    g.append(t1, t2);
+    const cause = el("svg:text", { x: lx, y: ly + 33, "text-anchor": "middle", class: "cause" });
+    g.append(t1, t2, cause);
     edges.append(g);
   }
   svg.append(edges);
@@ -76,8 +77,9 @@ function buildDiagram() {
   for (const [name, n] of Object.entries(NODES)) {
     const g = el("svg:g", { class: "node", "data-node": name });
     g.append(el("svg:rect", { x: n.x - NODE_W / 2, y: n.y - NODE_H / 2, width: NODE_W, height: NODE_H }));
-    g.append(el("svg:text", { x: n.x, y: n.y - 4 }, name));
-    g.append(el("svg:text", { x: n.x, y: n.y + 15, class: "stat" }, ""));
+    g.append(el("svg:text", { x: n.x, y: n.y - 10 }, name));
+    g.append(el("svg:text", { x: n.x, y: n.y + 8, class: "stat" }, ""));
+    g.append(el("svg:text", { x: n.x, y: n.y + 24, class: "stat busy-line" }, ""));
     svg.append(g);
   }
 }
@@ -93,6 +95,9 @@ function drawDiagram(f) {
     g.setAttribute("data-error-rate", e.errorRate == null ? "" : e.errorRate);
     g.setAttribute("data-p99", e.p99 == null ? "" : e.p99);
     g.setAttribute("data-breaker-state", e.breaker || "");
+    g.setAttribute("data-cause", e.cause || "");
+    g.setAttribute("data-in-flight", e.inFlight);
+    g.querySelector(".cause").textContent = causeText(e);
     g.querySelector("path").setAttribute("stroke-width", (2 + 3 * Math.log10(1 + e.rate)).toFixed(1));
     const l1 = g.querySelector(".l1");
     l1.replaceChildren(rate(e.rate) + " · ");
@@ -109,8 +114,32 @@ function drawDiagram(f) {
     g.setAttribute("data-p99", n.p99 == null ? "" : n.p99);
     g.setAttribute("data-in-flight", n.inFlight);
     g.classList.toggle("busy", n.errorRate != null && n.errorRate >= st.thresholds.degraded);
-    g.querySelector(".stat").textContent = `${rate(n.rate)} · p99 ${dur(n.p99)}` + (n.inFlight ? ` · ${n.inFlight} busy` : "");
+    g.setAttribute("data-limit", n.limit);
+    g.setAttribute("data-overloaded", n.overloaded);
+    const full = n.limit > 0 && n.inFlight >= n.limit;
+    g.classList.toggle("full", full);
+    g.querySelector(".stat").textContent = `${rate(n.rate)} · p99 ${dur(n.p99)}`;
+    const line = g.querySelector(".busy-line");
+    line.replaceChildren();
+    if (n.inFlight || n.overloaded) {
+      const busy = n.limit > 0 ? `${n.inFlight}/${n.limit} busy` : `${n.inFlight} busy`;
+      line.append(el("svg:tspan", { class: full ? "busy full" : "busy" }, busy));
+      if (n.overloaded) line.append(" · ", el("svg:tspan", { class: "busy full" }, `${n.overloaded} refused`));
+    }
   }
+}
+
+// causeText is an edge's cause badge: why its calls got no answer over
+// the window, with how many.
+function causeText(e) {
+  const c = e.causes || {};
+  const n = {
+    TIMEOUT: c.timeouts, BREAKER_OPEN: c.breakerOpen, BULKHEAD_FULL: c.bulkheadFull,
+    BUDGET_SPENT: c.budgetSpent, OVERLOADED: c.overloaded, FALLBACK: c.fallbacks,
+  }[e.cause];
+  if (e.cause === "WAITING") return `WAITING ${e.inFlight}`;
+  if (!e.cause) return "";
+  return `${e.cause.replace("_", " ")} ${n}`;
 }
 
 function badgeText(state) {
@@ -165,7 +194,7 @@ function drawBulkheads(f) {
   for (const b of f.bulkheads) {
     const row = el("div", { class: "row", "data-bulkhead": b.compartment, "data-in-use": b.inUse, "data-capacity": b.capacity, "data-rejections": b.rejections });
     row.append(el("span", {}, b.compartment));
-    row.append(el("span", {}, `${b.inUse} / ${b.capacity} slots · ${b.rejections} rejected`));
+    row.append(el("span", {}, `${b.inUse} / ${b.capacity} slots · ${b.rejections} refused full`));
     const bar = el("div", { class: "bar" });
     const svg = el("svg:svg", { viewBox: "0 0 100 16", preserveAspectRatio: "none" });
     const w = b.capacity ? Math.min(100, 100 * b.inUse / b.capacity) : 0;
@@ -182,7 +211,8 @@ function drawPatterns(f) {
   for (const e of f.edges) {
     const c = e.client;
     const tr = el("tr", { "data-edge-counters": e.edge });
-    for (const v of [e.edge, c.attempts, c.retries, `${c.hedges} (${c.hedgesWon})`, c.fallbacks, c.rejections, c.replays]) {
+    for (const v of [e.edge, c.attempts, c.retries, `${c.hedges} (${c.hedgesWon})`, c.fallbacks,
+      c.timeouts, c.breakerOpen, c.bulkheadFull, c.budgetSpent, c.replays]) {
       tr.append(el("td", {}, String(v)));
     }
     body.append(tr);
@@ -415,6 +445,9 @@ function connect() {
     st.transitions.push(...(f.transitions || []));
     if (st.transitions.length > 200) st.transitions.splice(0, st.transitions.length - 200);
     addChanges(ev.changes || []);
+    // The applied counts grow with every request a fault meets: read
+    // them again each tick while a fault is on.
+    if (st.faultRules > 0) loadFaults();
     apply(f, ev.scenario, ev.load);
   });
 }
@@ -449,6 +482,7 @@ function report(promise, done) {
 async function loadFaults() {
   try {
     const j = await admin("GET", "admin/faults");
+    st.faultRules = (j.rules || []).length;
     const list = $("faults");
     list.replaceChildren();
     for (const r of j.rules || []) {
