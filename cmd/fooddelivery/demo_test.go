@@ -252,6 +252,8 @@ func TestDemoStep3ACircuitBreaker(t *testing.T) {
 	}
 	r.measured("the badge read OPEN or HALF-OPEN %d of the %d seconds of the outage", opened, int((40*time.Second-demoWarmUp)/time.Second))
 	orders := frameAt(frames, 35*time.Second).edge("gateway->order")
+	r.holds(orders.Cause == dashboard.CauseFallback, "lab 07 answers the failed checkouts (FALLBACK on gateway->order)",
+		"gateway->order says %q at 35 s (%d fallbacks in the window)", orders.Cause, orders.Causes.Fallbacks)
 	r.holds(orders.P99 != nil && *orders.P99 < 0.5, "checkouts fail within a fraction of a second (gateway->order's p99 under 0.5 s)",
 		"gateway->order's p99 reads %s at 35 s (cause %q)", secs(orders.P99), orders.Cause)
 	closed, ok := first(frames, 40*time.Second, func(f demoFrame) bool { return f.breaker("order->payment") == "closed" })
