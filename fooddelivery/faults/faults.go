@@ -535,6 +535,14 @@ func target(service, route string) string {
 }
 
 // validate reports what is wrong with a rule, or nil.
+// MaxDuration bounds the times of one fault: its delays (Latency, Jitter,
+// TailLatency) and its effect (Hang, SlowBody) together hold a request at
+// most this long. Ten minutes is twenty times the default hang and more
+// than the longest built-in scenario; longer would outlast any caller's
+// patience and only pile requests up, and sums near time.Duration's limit
+// would overflow.
+const MaxDuration = 10 * time.Minute
+
 func validate(service, route string, f Fault) error {
 	if service == "" {
 		return errors.New("empty service name")
@@ -554,6 +562,10 @@ func validate(service, route string, f Fault) error {
 		if d.v < 0 {
 			return fmt.Errorf("%s is negative (%v); durations must be >= 0, and 0 means none", d.name, d.v)
 		}
+	}
+	if total := f.Latency.Seconds() + f.Jitter.Seconds() + f.TailLatency.Seconds() + f.Hang.Seconds() + f.SlowBody.Seconds(); total > MaxDuration.Seconds() {
+		return fmt.Errorf("the fault's times add up to %v (Latency %v + Jitter %v + TailLatency %v + Hang %v + SlowBody %v), over the %v one request may be held",
+			time.Duration(min(total, float64(math.MaxInt64)/1e9)*1e9).Round(time.Second), f.Latency, f.Jitter, f.TailLatency, f.Hang, f.SlowBody, MaxDuration)
 	}
 	for _, p := range []struct {
 		name string

@@ -377,7 +377,7 @@ func TestSlowBodySendsHeadersAtOnceAndTricklesTheBody(t *testing.T) {
 func TestSlowBodyStopsWhenTheCallerGivesUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rg := newRig(t, 1, "payment")
-		require.NoError(t, rg.inj.Set("payment", charges, faults.Fault{SlowBody: time.Hour}))
+		require.NoError(t, rg.inj.Set("payment", charges, faults.Fault{SlowBody: faults.MaxDuration}))
 
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
@@ -735,4 +735,29 @@ func TestConnectFaultOnTheGatewayIsRefused(t *testing.T) {
 	r, err := faults.Parse("payment=refuse")
 	require.NoError(t, err)
 	assert.NoError(t, inj.Set(r.Service, r.Route, r.Fault), "other services are dialled on the network")
+}
+
+// No fault may hold a request longer than MaxDuration, whatever adds up:
+// each spec below was accepted once and injected nothing (a tail latency
+// plus jitter overflowed) or held requests for centuries.
+func TestFaultTimesAreBounded(t *testing.T) {
+	for _, spec := range []string{
+		"menu-3:GET /restaurants=tail,p=1,latency=2562047h,jitter=2562047h",
+		"payment=latency,fixed=2562047h",
+		"payment=hang,max=2562047h",
+		"payment=hang,max=11m",
+		"payment=latency,fixed=6m,jitter=5m",
+		"payment=error,fixed=5m,tail-p=0.1,tail-latency=5m1s",
+		"menu=slowbody,over=9m,fixed=61s",
+	} {
+		_, err := faults.Parse(spec)
+		require.ErrorIs(t, err, faults.ErrInvalid, spec)
+		assert.Contains(t, err.Error(), "over the 10m0s one request may be held", spec)
+	}
+	for _, spec := range []string{"payment=hang,max=10m", "payment=latency,fixed=5m,jitter=5m", "menu=tail,p=0.5,latency=9m,fixed=1m"} {
+		_, err := faults.Parse(spec)
+		assert.NoError(t, err, "%s is within the bound", spec)
+	}
+	err := faults.New(1, nil).Set("payment", "", faults.Fault{Latency: time.Duration(math.MaxInt64 - 1), Jitter: time.Duration(math.MaxInt64 - 1)})
+	assert.ErrorIs(t, err, faults.ErrInvalid, "Set, the admin API's way in, has the same bound")
 }

@@ -10,7 +10,9 @@
 package faults
 
 import (
+	"errors"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -49,6 +51,46 @@ func FuzzValidRetryAfter(f *testing.F) {
 		}
 		if back != r {
 			t.Fatalf("Parse(%q) = %+v, want the rule back: %+v", r.String(), back, r)
+		}
+	})
+}
+
+// FuzzParse checks the fault parser on any spec: it never panics; what it
+// accepts is a rule Set accepts too, within MaxDuration, that survives the
+// flag syntax (Parse of its String gives it back); what it refuses wraps
+// ErrInvalid with an example. To fuzz:
+//
+//	go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 60s -parallel 2 ./fooddelivery/faults/
+func FuzzParse(f *testing.F) {
+	for _, k := range kinds {
+		f.Add(k.example)
+	}
+	for _, spec := range []string{
+		"menu-3:GET /restaurants=tail,p=1,latency=2562047h,jitter=2562047h", "payment=hang,max=2562047h",
+		"payment=latency,fixed=9223372036854775807ns", "payment=error,retry-after=Wed, 21 Oct 2015 07:28:00 GMT,p=0.5",
+		"payment=error,status=0", "payment=latency,p=NaN,fixed=1s", "payment=latency,p=1e-320,fixed=1s", "=", ":=", "a:=b",
+		"payment=latency,fixed=-1s", "payment=reset,p=0", "payment=lose,jitter=1h,fixed=1h", "payment:POST /charges=hang,max=30s,p=0.5",
+	} {
+		f.Add(spec)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		r, err := Parse(spec)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "example: ") {
+				t.Fatalf("Parse(%q) refused it with %q: want an error wrapping ErrInvalid that shows an example", spec, err)
+			}
+			return
+		}
+		if err := validate(r.Service, r.Route, r.Fault); err != nil {
+			t.Fatalf("Parse(%q) accepted %+v, which Set refuses: %v", spec, r, err)
+		}
+		ft := r.Fault
+		if total := ft.Latency + ft.Jitter + ft.TailLatency + ft.Hang + ft.SlowBody; total < 0 || total > MaxDuration {
+			t.Fatalf("Parse(%q) accepted times adding up to %v, over MaxDuration %v", spec, total, MaxDuration)
+		}
+		back, err := Parse(r.String())
+		if err != nil || back != r {
+			t.Fatalf("Parse(%q) = %+v, written %q, read back %+v, %v", spec, r, r.String(), back, err)
 		}
 	})
 }
