@@ -10,7 +10,12 @@
 // a second (Interval), keeps what it needs of the last few minutes in a
 // ring (History), and serves:
 //
-//	GET /                   the page
+//	GET /                   the page, every panel (the same as /?view=full)
+//	GET /?view=room         the page laid out for a projector: it fits 1280x720 CSS px
+//	                        without scrolling, the diagram large beside checkout
+//	                        success, the customers' rate, the breakers, the bulkheads'
+//	                        slots, hedges and the latest change; any other view or
+//	                        query parameter is 400, in plain text
 //	GET /dashboard/static/  its script and style sheet
 //	GET /dashboard/state    JSON: the latest frame, the history, the change log,
 //	                        the scenario status, the load, the labs, the thresholds

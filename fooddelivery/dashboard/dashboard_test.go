@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/admin"
 	"github.com/gophereats/resilience/fooddelivery/dashboard"
 	"github.com/gophereats/resilience/fooddelivery/loadgen"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
@@ -77,6 +79,110 @@ func TestPageAndAssets(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, err)
+}
+
+// The page takes ?view=full (the default) or ?view=room, and says so:
+// one layout or the other, written on <html> for the style sheet and the
+// script.
+func TestPageViews(t *testing.T) {
+	d := dashboard.New(dashboard.Config{Metrics: fooddelivery.NewMetrics()})
+	for path, view := range map[string]string{"/": "full", "/?view=full": "full", "/?view=room": "room", "/?view=room&": "room"} {
+		w := get(t, d, path)
+		require.Equal(t, http.StatusOK, w.Code, path)
+		assert.Equal(t, "text/html; charset=utf-8", w.Header().Get("Content-Type"), path)
+		body := w.Body.String()
+		assert.Contains(t, body, `<html lang="en" data-view="`+view+`">`, path)
+		assert.Equal(t, 1, strings.Count(body, "data-view="), path)
+		assert.Equal(t, strconv.Itoa(len(body)), w.Header().Get("Content-Length"), path)
+		// Either view links to the other.
+		assert.Contains(t, body, `href="?view=room"`, path)
+		assert.Contains(t, body, `href="?view=full"`, path)
+	}
+	w := httptest.NewRecorder()
+	d.ServeHTTP(w, httptest.NewRequest(http.MethodHead, "/?view=room", nil))
+	assert.Equal(t, http.StatusOK, w.Code)
+	assert.Empty(t, w.Body.String())
+}
+
+// A view the page does not have, a query parameter it does not take, a
+// view given twice or a query that does not parse is answered 400 in
+// plain text that names what is wrong and the views there are.
+func TestPageRefusesUnknownViewsAndParameters(t *testing.T) {
+	d := dashboard.New(dashboard.Config{Metrics: fooddelivery.NewMetrics()})
+	for path, want := range map[string][]string{
+		"/?view=nonsense":       {`view "nonsense" is not one of`, "full", "room"},
+		"/?view=":               {`view "" is not one of`, "full", "room"},
+		"/?view":                {`view "" is not one of`, "full", "room"},
+		"/?view=ROOM":           {`view "ROOM"`, "full", "room"},
+		"/?view=room&view=full": {"view is given 2 times", "full or room"},
+		"/?zoom=2":              {`unknown query parameter "zoom"`, "view (full or room)"},
+		"/?view=room&zoom=2":    {`unknown query parameter "zoom"`, "view (full or room)"},
+		"/?b=1&a=2":             {`unknown query parameters "a", "b"`, "full or room"},
+		"/?%zz":                 {"not a URL query", "view=full or view=room"},
+		"/?view=room;zoom=2":    {"not a URL query", "view=full or view=room"},
+		"/?view=%3Cscript%3E":   {`view "<script>" is not one of`},
+		"/?after=3":             {`unknown query parameter "after"`},
+	} {
+		w := get(t, d, path)
+		assert.Equal(t, http.StatusBadRequest, w.Code, path)
+		assert.Equal(t, "text/plain; charset=utf-8", w.Header().Get("Content-Type"), path)
+		assert.Equal(t, "nosniff", w.Header().Get("X-Content-Type-Options"), path)
+		for _, s := range want {
+			assert.Contains(t, w.Body.String(), s, path)
+		}
+		assert.NotContains(t, w.Body.String(), "<html", path)
+	}
+}
+
+// Behind the guard the dashboard is served with (admin.Guard), a request
+// for either view, or with a bad parameter, from another host name, origin
+// or site is refused as the page is without one: 403 before the view is
+// read, so that a foreign page learns nothing from the parameter.
+func TestGuardCoversTheViewParameter(t *testing.T) {
+	d := dashboard.New(dashboard.Config{Metrics: fooddelivery.NewMetrics()})
+	h, err := admin.Guard("127.0.0.1:8080", d)
+	require.NoError(t, err)
+	send := func(path, host string, header map[string]string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodGet, path, nil)
+		r.Host = host
+		for k, v := range header {
+			r.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	const own = "127.0.0.1:8080"
+	for _, path := range []string{"/", "/?view=full", "/?view=room"} {
+		assert.Equal(t, http.StatusOK, send(path, own, nil).Code, path)
+		assert.Equal(t, http.StatusOK, send(path, "localhost:8080", map[string]string{
+			"Origin": "http://localhost:8080", "Sec-Fetch-Site": "same-origin"}).Code, path)
+	}
+	assert.Equal(t, http.StatusBadRequest, send("/?view=nonsense", own, nil).Code)
+	assert.Equal(t, http.StatusBadRequest, send("/?zoom=2", own, nil).Code)
+
+	for _, path := range []string{"/", "/?view=room", "/?view=full", "/?view=nonsense", "/?zoom=2", "/?%zz"} {
+		for name, c := range map[string]struct {
+			host   string
+			header map[string]string
+			code   string
+		}{
+			"foreign Host":     {"attacker.example:8080", nil, "host_refused"},
+			"rebound Host":     {"attacker.example", nil, "host_refused"},
+			"another port":     {"127.0.0.1:9090", nil, "host_refused"},
+			"foreign Origin":   {own, map[string]string{"Origin": "http://attacker.example"}, "cross_origin"},
+			"cross-site fetch": {own, map[string]string{"Sec-Fetch-Site": "cross-site"}, "cross_site"},
+		} {
+			w := send(path, c.host, c.header)
+			assert.Equal(t, http.StatusForbidden, w.Code, "%s %s", name, path)
+			var refusal struct {
+				Error struct{ Code, Message string }
+			}
+			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &refusal), "%s %s: %s", name, path, w.Body)
+			assert.Equal(t, c.code, refusal.Error.Code, "%s %s", name, path)
+			assert.NotContains(t, w.Body.String(), "view", "%s %s: the refusal says nothing of the view", name, path)
+		}
+	}
 }
 
 // record serves n requests at once on an instance's route, each answered

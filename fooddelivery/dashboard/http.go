@@ -1,16 +1,20 @@
 package dashboard
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"mime"
 	"net/http"
+	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/loadgen"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
 )
@@ -35,6 +39,22 @@ const (
 	StatePath  = "/dashboard/state"
 	EventsPath = "/dashboard/events"
 )
+
+// The page's layouts, chosen with ?view= on PagePath.
+const (
+	// ViewFull is the default: every panel, for a laptop's screen.
+	ViewFull = "full"
+	// ViewRoom is for a projector: the diagram large and the few numbers
+	// a live demo talks about, in a 1280x720 viewport without scrolling.
+	ViewRoom = "room"
+)
+
+// views are the values ?view= takes on PagePath, the default first.
+var views = []string{ViewFull, ViewRoom}
+
+// viewAttr is the page's attribute that names its layout; the page is
+// written with the default's, and served with the view asked for.
+const viewAttr = `data-view="` + ViewFull + `"`
 
 // State is the answer of GET /dashboard/state.
 type State struct {
@@ -67,7 +87,9 @@ type Event struct {
 
 // ServeHTTP serves the page at "/", its assets under /dashboard/static/,
 // the state and the event stream; anything else is 404. Only GET and
-// HEAD are served.
+// HEAD are served. The page takes one query parameter, view (ViewFull,
+// the default, or ViewRoom); any other parameter, or another view, is
+// answered 400 with a plain-text message that names it.
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -76,9 +98,16 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch p := r.URL.Path; {
 	case p == PagePath:
-		d.serveFile(w, r, "static/index.html")
+		view, msg := pageView(r.URL.RawQuery)
+		if msg != "" {
+			http.Error(w, msg, http.StatusBadRequest)
+			return
+		}
+		d.serveFile(w, r, "static/index.html", func(b []byte) []byte {
+			return bytes.Replace(b, []byte(viewAttr), []byte(`data-view="`+view+`"`), 1)
+		})
 	case strings.HasPrefix(p, StaticPath) && p != StaticPath:
-		d.serveFile(w, r, "static/"+strings.TrimPrefix(p, StaticPath))
+		d.serveFile(w, r, "static/"+strings.TrimPrefix(p, StaticPath), nil)
 	case p == StatePath:
 		w.Header().Set("Cache-Control", "no-store")
 		writeJSON(w, d.State())
@@ -89,7 +118,44 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (d *Dashboard) serveFile(w http.ResponseWriter, r *http.Request, name string) {
+// pageView returns the view the page's query asks for, or a message that
+// says what is wrong with the query.
+func pageView(rawQuery string) (view, msg string) {
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return "", fmt.Sprintf("the query %s of the dashboard's page is not a URL query (%v); the page takes only view=%s",
+			fooddelivery.Quote(rawQuery), err, strings.Join(views, " or view="))
+	}
+	var unknown []string
+	for k := range q {
+		if k != "view" {
+			unknown = append(unknown, fooddelivery.Quote(k))
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		what := "parameter " + unknown[0]
+		if len(unknown) > 1 {
+			what = "parameters " + strings.Join(unknown, ", ")
+		}
+		return "", fmt.Sprintf("unknown query %s on the dashboard's page: it takes only view (%s), as in /?view=%s",
+			what, strings.Join(views, " or "), ViewRoom)
+	}
+	vs, ok := q["view"]
+	switch {
+	case !ok:
+		return ViewFull, ""
+	case len(vs) > 1:
+		return "", fmt.Sprintf("view is given %d times on the dashboard's page; give it once: %s", len(vs), strings.Join(views, " or "))
+	case !slices.Contains(views, vs[0]):
+		return "", fmt.Sprintf("view %s is not one of the dashboard's views: they are %s (the default, every panel) and %s (for a projector), as in /?view=%s",
+			fooddelivery.Quote(vs[0]), ViewFull, ViewRoom, ViewRoom)
+	}
+	return vs[0], ""
+}
+
+// serveFile serves the embedded file name, through edit when not nil.
+func (d *Dashboard) serveFile(w http.ResponseWriter, r *http.Request, name string, edit func([]byte) []byte) {
 	name = path.Clean(name)
 	if !strings.HasPrefix(name, "static/") || name == "static/index.html" && r.URL.Path != PagePath {
 		http.NotFound(w, r)
@@ -99,6 +165,9 @@ func (d *Dashboard) serveFile(w http.ResponseWriter, r *http.Request, name strin
 	if err != nil {
 		http.NotFound(w, r)
 		return
+	}
+	if edit != nil {
+		b = edit(b)
 	}
 	ct := mime.TypeByExtension(path.Ext(name))
 	if ct == "" {

@@ -7,24 +7,61 @@
 // puts <svg> there), so the script names no address at all.
 const SVG = document.getElementById("diagram").namespaceURI;
 
-// The diagram: node boxes (centre x, y) and the edges' paths.
-const NODES = {
-  gateway: { x: 110, y: 235 }, auth: { x: 420, y: 60 }, order: { x: 420, y: 360 },
-  "menu-1": { x: 760, y: 80 }, "menu-2": { x: 760, y: 150 }, "menu-3": { x: 760, y: 220 },
-  courier: { x: 760, y: 330 }, payment: { x: 760, y: 425 },
+// The page's layout, which the server writes on <html>: "full" (every
+// panel) or "room" (for a projector: the diagram large, few numbers).
+const VIEW = document.documentElement.dataset.view === "room" ? "room" : "full";
+
+// The diagram, per view: its viewBox, node boxes (centre x, y; w x h),
+// the menu instances' group, the edges' from and to points and where each
+// edge's label sits (x, y of its first line), and where each line of a
+// node's and an edge's text sits, from the box's centre and the label.
+const LAYOUTS = {
+  full: {
+    viewBox: "0 0 900 480", nodeW: 130, nodeH: 62,
+    nodes: {
+      gateway: { x: 110, y: 235 }, auth: { x: 420, y: 60 }, order: { x: 420, y: 360 },
+      "menu-1": { x: 760, y: 80 }, "menu-2": { x: 760, y: 150 }, "menu-3": { x: 760, y: 220 },
+      courier: { x: 760, y: 330 }, payment: { x: 760, y: 425 },
+    },
+    menuGroup: { x: 680, y: 42, w: 160, h: 216 },
+    edges: {
+      "gateway->auth": { from: [175, 222], to: [355, 60], label: [265, 110] },
+      "gateway->menu": { from: [175, 230], to: [680, 125], label: [560, 128] },
+      "gateway->courier": { from: [175, 242], to: [695, 322], label: [330, 262] },
+      "gateway->order": { from: [175, 250], to: [355, 360], label: [250, 330] },
+      "order->payment": { from: [485, 372], to: [695, 425], label: [580, 435] },
+      "order->menu": { from: [485, 348], to: [680, 200], label: [560, 205] },
+      "order->courier": { from: [485, 360], to: [695, 338], label: [590, 360] },
+    },
+    nodeText: { name: -10, rate: 8, busy: 24, refused: null }, // refused: on the busy line
+    edgeText: { name: -15, l1: 0, l2: 15, cause: 33 },
+    stroke: 1,
+  },
+  room: {
+    // Drawn at about one CSS px a unit in the room view's 1280x720.
+    viewBox: "0 0 1000 600", nodeW: 168, nodeH: 96,
+    nodes: {
+      gateway: { x: 95, y: 300 }, auth: { x: 450, y: 62 }, order: { x: 450, y: 500 },
+      "menu-1": { x: 880, y: 66 }, "menu-2": { x: 880, y: 168 }, "menu-3": { x: 880, y: 270 },
+      courier: { x: 880, y: 410 }, payment: { x: 880, y: 530 },
+    },
+    menuGroup: { x: 784, y: 8, w: 192, h: 324 },
+    edges: {
+      "gateway->auth": { from: [179, 280], to: [366, 62], label: [262, 150] },
+      "gateway->menu": { from: [179, 292], to: [784, 168], label: [450, 215] },
+      "gateway->courier": { from: [179, 308], to: [796, 410], label: [450, 320] },
+      "gateway->order": { from: [179, 320], to: [366, 500], label: [272, 410] },
+      "order->payment": { from: [534, 515], to: [796, 530], label: [660, 545] },
+      "order->menu": { from: [534, 470], to: [784, 290], label: [660, 330] },
+      "order->courier": { from: [534, 500], to: [796, 420], label: [660, 462] },
+    },
+    nodeText: { name: -14, rate: null, busy: 14, refused: 38 },
+    edgeText: { name: -18, l1: 0, l2: 0, cause: 26 },
+    stroke: 1.4,
+  },
 };
-const NODE_W = 130, NODE_H = 62;
-const MENU_GROUP = { x: 680, y: 42, w: 160, h: 216 };
-// from and to points of each edge, and where its label sits along it.
-const EDGES = {
-  "gateway->auth": { from: [175, 222], to: [355, 60], label: [265, 110] },
-  "gateway->menu": { from: [175, 230], to: [680, 125], label: [560, 128] },
-  "gateway->courier": { from: [175, 242], to: [695, 322], label: [330, 262] },
-  "gateway->order": { from: [175, 250], to: [355, 360], label: [250, 330] },
-  "order->payment": { from: [485, 372], to: [695, 425], label: [580, 435] },
-  "order->menu": { from: [485, 348], to: [680, 200], label: [560, 205] },
-  "order->courier": { from: [485, 360], to: [695, 338], label: [590, 360] },
-};
+const LAYOUT = LAYOUTS[VIEW];
+const NODES = LAYOUT.nodes, EDGES = LAYOUT.edges;
 const SERVICES = ["gateway", "auth", "order", "payment", "menu", "courier"];
 const COLORS = ["#58a6ff", "#d2a8ff", "#ffa657", "#7ee787", "#ff7b72", "#79c0ff", "#e3b341", "#f778ba"];
 const colorOf = (name, list) => COLORS[list.indexOf(name) % COLORS.length];
@@ -57,16 +94,18 @@ const clock = (t) => new Date(t).toLocaleTimeString([], { hour12: false });
 function buildDiagram() {
   const svg = $("diagram");
   svg.replaceChildren();
+  svg.setAttribute("viewBox", LAYOUT.viewBox);
+  const at = LAYOUT.edgeText, nt = LAYOUT.nodeText, NODE_W = LAYOUT.nodeW, NODE_H = LAYOUT.nodeH, MENU_GROUP = LAYOUT.menuGroup;
   const edges = el("svg:g", { id: "edges" });
   for (const [name, e] of Object.entries(EDGES)) {
     const g = el("svg:g", { class: "edge", "data-edge": name, "data-health": "ok", "data-idle": "true" });
     const [x0, y0] = e.from, [x1, y1] = e.to, mx = (x0 + x1) / 2;
     g.append(el("svg:path", { d: `M${x0},${y0} C${mx},${y0} ${mx},${y1} ${x1},${y1}`, "stroke-width": 2 }));
     const [lx, ly] = e.label;
-    g.append(el("svg:text", { x: lx, y: ly - 15, class: "name", "text-anchor": "middle" }, name));
-    const t1 = el("svg:text", { x: lx, y: ly, "text-anchor": "middle", class: "l1" });
-    const t2 = el("svg:text", { x: lx, y: ly + 15, "text-anchor": "middle", class: "l2" });
-    const cause = el("svg:text", { x: lx, y: ly + 33, "text-anchor": "middle", class: "cause" });
+    g.append(el("svg:text", { x: lx, y: ly + at.name, class: "name", "text-anchor": "middle" }, name));
+    const t1 = el("svg:text", { x: lx, y: ly + at.l1, "text-anchor": "middle", class: "l1" });
+    const t2 = el("svg:text", { x: lx, y: ly + at.l2, "text-anchor": "middle", class: "l2" });
+    const cause = el("svg:text", { x: lx, y: ly + at.cause, "text-anchor": "middle", class: "cause" });
     g.append(t1, t2, cause);
     edges.append(g);
   }
@@ -77,9 +116,10 @@ function buildDiagram() {
   for (const [name, n] of Object.entries(NODES)) {
     const g = el("svg:g", { class: "node", "data-node": name });
     g.append(el("svg:rect", { x: n.x - NODE_W / 2, y: n.y - NODE_H / 2, width: NODE_W, height: NODE_H }));
-    g.append(el("svg:text", { x: n.x, y: n.y - 10 }, name));
-    g.append(el("svg:text", { x: n.x, y: n.y + 8, class: "stat" }, ""));
-    g.append(el("svg:text", { x: n.x, y: n.y + 24, class: "stat busy-line" }, ""));
+    g.append(el("svg:text", { x: n.x, y: n.y + nt.name, class: "name" }, name));
+    if (nt.rate != null) g.append(el("svg:text", { x: n.x, y: n.y + nt.rate, class: "stat rate-line" }, ""));
+    g.append(el("svg:text", { x: n.x, y: n.y + nt.busy, class: "stat busy-line" }, ""));
+    if (nt.refused != null) g.append(el("svg:text", { x: n.x, y: n.y + nt.refused, class: "stat refused-line" }, ""));
     svg.append(g);
   }
 }
@@ -98,11 +138,14 @@ function drawDiagram(f) {
     g.setAttribute("data-cause", e.cause || "");
     g.setAttribute("data-in-flight", e.inFlight);
     g.querySelector(".cause").textContent = causeText(e);
-    g.querySelector("path").setAttribute("stroke-width", (2 + 3 * Math.log10(1 + e.rate)).toFixed(1));
+    g.querySelector("path").setAttribute("stroke-width", (LAYOUT.stroke * (2 + 3 * Math.log10(1 + e.rate))).toFixed(1));
     const l1 = g.querySelector(".l1");
     l1.replaceChildren(rate(e.rate) + " · ");
     const err = el("svg:tspan", { class: e.health === "ok" ? "" : "err-" + e.health }, pct(e.errorRate));
-    l1.append(err, ` (≤${pct(st.thresholds.degraded)})`);
+    // The room view has one line: no threshold (the legend's colours
+    // say it), the p99 beside the rate.
+    if (VIEW === "room") l1.append(err, " · p99 " + dur(e.p99));
+    else l1.append(err, ` (≤${pct(st.thresholds.degraded)})`);
     let l2 = "p99 " + dur(e.p99);
     if (e.breaker) l2 += " · breaker " + badgeText(e.breaker);
     g.querySelector(".l2").textContent = l2;
@@ -118,13 +161,17 @@ function drawDiagram(f) {
     g.setAttribute("data-overloaded", n.overloaded);
     const full = n.limit > 0 && n.inFlight >= n.limit;
     g.classList.toggle("full", full);
-    g.querySelector(".stat").textContent = `${rate(n.rate)} · p99 ${dur(n.p99)}`;
-    const line = g.querySelector(".busy-line");
+    const stat = g.querySelector(".rate-line");
+    if (stat) stat.textContent = `${rate(n.rate)} · p99 ${dur(n.p99)}`;
+    const line = g.querySelector(".busy-line"), own = g.querySelector(".refused-line");
     line.replaceChildren();
-    if (n.inFlight || n.overloaded) {
+    if (own) own.textContent = n.overloaded ? `${n.overloaded} refused` : "";
+    // The room view always says how busy a node is; the full view only
+    // when it is.
+    if (n.inFlight || n.overloaded || own) {
       const busy = n.limit > 0 ? `${n.inFlight}/${n.limit} busy` : `${n.inFlight} busy`;
       line.append(el("svg:tspan", { class: full ? "busy full" : "busy" }, busy));
-      if (n.overloaded) line.append(" · ", el("svg:tspan", { class: "busy full" }, `${n.overloaded} refused`));
+      if (n.overloaded && !own) line.append(" · ", el("svg:tspan", { class: "busy full" }, `${n.overloaded} refused`));
     }
   }
 }
@@ -194,7 +241,10 @@ function drawBulkheads(f) {
   for (const b of f.bulkheads) {
     const row = el("div", { class: "row", "data-bulkhead": b.compartment, "data-in-use": b.inUse, "data-capacity": b.capacity, "data-rejections": b.rejections });
     row.append(el("span", {}, b.compartment));
-    row.append(el("span", {}, `${b.inUse} / ${b.capacity} slots · ${b.rejections} refused full`));
+    const slots = el("span", { class: "slots" }, `${b.inUse} / ${b.capacity}`);
+    slots.append(el("span", { class: "unit-word" }, " slots"), el("span", { class: "sep" }, " · "),
+      el("span", { class: "refused" }, `${b.rejections} refused full`));
+    row.append(slots);
     const bar = el("div", { class: "bar" });
     const svg = el("svg:svg", { viewBox: "0 0 100 16", preserveAspectRatio: "none" });
     const w = b.capacity ? Math.min(100, 100 * b.inUse / b.capacity) : 0;
@@ -233,6 +283,7 @@ function drawPatterns(f) {
   $("cancelled").textContent = t.cancelled;
   $("fallbacks").textContent = t.fallbacks;
   $("hedges").textContent = `${t.hedges} / ${t.hedgesWon}`;
+  $("room-hedges").textContent = `${t.hedges} / ${t.hedgesWon}`;
   $("retries").textContent = t.retries;
 }
 
@@ -305,7 +356,27 @@ function addChanges(changes) {
   }
   if (st.changes.length > 500) st.changes.splice(0, st.changes.length - 500);
   while (list.children.length > 200) list.lastChild.remove();
+  drawLatestChange();
   if (faults) loadFaults();
+}
+
+// drawLatestChange shows the change log's latest line in the room view,
+// a fault switched on marked as such.
+function drawLatestChange() {
+  const c = st.changes[st.changes.length - 1];
+  const box = $("room-change-line");
+  if (!c) {
+    box.replaceChildren(el("span", { class: "none" }, "none yet"));
+    return;
+  }
+  const chip = { "fault-set": "FAULT ON", "fault-removed": "fault off" }[c.kind] || c.kind;
+  box.setAttribute("data-kind", c.kind);
+  // The chip says what kind of change it is: the rest of the line need not.
+  const what = c.kind.startsWith("fault") ? c.description.replace(/^fault (set|removed): /, "") : c.description;
+  box.replaceChildren(el("span", { class: "chip", "data-kind": c.kind }, chip), what);
+  box.title = c.description;
+  $("room-change-time").textContent = clock(c.time);
+  $("room-change-time").setAttribute("datetime", c.time);
 }
 
 // ---- charts ----
@@ -483,6 +554,8 @@ async function loadFaults() {
   try {
     const j = await admin("GET", "admin/faults");
     st.faultRules = (j.rules || []).length;
+    const specs = (j.rules || []).map((r) => r.spec);
+    $("room-faults").textContent = specs.length ? "faults on now: " + specs.join(", ") : "no fault on now";
     const list = $("faults");
     list.replaceChildren();
     for (const r of j.rules || []) {
