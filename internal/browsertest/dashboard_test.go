@@ -2,6 +2,9 @@ package browsertest
 
 import (
 	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +23,13 @@ const (
 // and for traffic on the order->payment edge.
 func openDashboard(t *testing.T, ctx context.Context, sys *system) {
 	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Navigate(sys.base+"/")); err != nil {
+	openDashboardAt(t, ctx, sys, "/")
+}
+
+// openDashboardAt is openDashboard at path, the page with a query.
+func openDashboardAt(t *testing.T, ctx context.Context, sys *system, path string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(sys.base+path)); err != nil {
 		t.Fatalf("opening the dashboard: %v", err)
 	}
 	waitFor(t, ctx, 60*time.Second, "the dashboard streams live and checkouts reach payment",
@@ -173,4 +182,184 @@ func assertNothingOverflows(t *testing.T, ctx context.Context, when string) {
 	if found != "" {
 		t.Errorf("%s, the page draws outside its boxes: %s", when, found)
 	}
+}
+
+// roomView measures the room view in the browser: whether the document
+// scrolls, which visible elements stick out of their parent's box, how
+// tall the node names are on screen, which edge labels overlap a node or
+// another label, what paints with a health colour without showing an
+// edge's health, and the numbers it shows. Its answer is JSON.
+const roomView = `(() => {
+  const doc = document.documentElement;
+  const visible = (e) => {
+    if (!e.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return null;
+    const r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 ? r : null;
+  };
+  const name = (e) => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
+    (e.getAttribute('class') ? '.' + e.getAttribute('class').trim().split(/\s+/).join('.') : '') +
+    (e.dataset.node ? '[data-node=' + e.dataset.node + ']' : '') + (e.dataset.edge ? '[data-edge=' + e.dataset.edge + ']' : '');
+  const box = (r) => r.width.toFixed(0) + 'x' + r.height.toFixed(0) + ' at ' + r.left.toFixed(0) + ',' + r.top.toFixed(0);
+  const outside = [];
+  for (const e of document.querySelectorAll('body *')) {
+    const r = visible(e), p = e.parentElement;
+    const pr = r && p && p !== document.body ? p.getBoundingClientRect() : null;
+    if (!pr) continue;
+    if (r.left < pr.left - 1 || r.top < pr.top - 1 || r.right > pr.right + 1 || r.bottom > pr.bottom + 1) {
+      outside.push(name(e) + ' "' + e.textContent.trim().slice(0, 40) + '" is ' + box(r) + ', outside its parent ' + name(p) + ' ' + box(pr));
+    }
+  }
+  for (const e of document.querySelectorAll('body > *')) {
+    const r = visible(e);
+    if (r && (r.left < -1 || r.top < -1 || r.right > innerWidth + 1 || r.bottom > innerHeight + 1)) {
+      outside.push(name(e) + ' is ' + box(r) + ', outside the ' + innerWidth + 'x' + innerHeight + ' viewport');
+    }
+  }
+  const names = [...document.querySelectorAll('#diagram .node:not(.group) > text.name')].map((t) => ({
+    node: t.parentElement.dataset.node, height: t.getBoundingClientRect().height }));
+  const nodes = [...document.querySelectorAll('#diagram .node')].map((g) => ({ name: g.dataset.node, r: g.querySelector('rect').getBoundingClientRect() }));
+  const labels = [];
+  for (const g of document.querySelectorAll('#diagram .edge')) {
+    for (const t of g.querySelectorAll('text')) {
+      const r = visible(t);
+      if (r) labels.push({ name: g.dataset.edge + ' "' + t.textContent + '"', edge: g.dataset.edge, r });
+    }
+  }
+  const hit = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  const overlaps = [];
+  for (const l of labels) {
+    for (const n of nodes) {
+      // The menu instances' group is a frame: a label may not cross it either.
+      if (hit(l.r, n.r)) overlaps.push(l.name + ' (' + box(l.r) + ') overlaps node ' + n.name + ' (' + box(n.r) + ')');
+    }
+  }
+  labels.forEach((a, i) => labels.slice(i + 1).forEach((b) => {
+    if (a.edge !== b.edge && hit(a.r, b.r)) overlaps.push(a.name + ' (' + box(a.r) + ') overlaps ' + b.name + ' (' + box(b.r) + ')');
+  }));
+  // The health colours, and every visible element that paints with one
+  // though it does not show an edge's health (its line, its error rate,
+  // the legend's swatches, a node's error rate).
+  const probe = document.body.appendChild(document.createElement('i'));
+  const health = ['--ok', '--degraded', '--failing'].map((v) => {
+    probe.style.color = getComputedStyle(doc).getPropertyValue(v).trim();
+    return getComputedStyle(probe).color;
+  });
+  probe.remove();
+  const reused = [];
+  for (const e of document.querySelectorAll('body *')) {
+    if (!visible(e) || e.matches('.edge path, .edge tspan.err-degraded, .edge tspan.err-failing, .swatch, .node.busy > rect')) continue;
+    const cs = getComputedStyle(e);
+    const own = e.childNodes.length && [...e.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim());
+    const paints = [['background', cs.backgroundColor], ['fill', e instanceof SVGElement && (own || e.matches('rect, path, line, polyline, circle')) ? cs.fill : ''],
+      ['stroke', e instanceof SVGElement && cs.stroke !== 'none' && parseFloat(cs.strokeWidth) > 0 && !e.matches('text, tspan') ? cs.stroke : ''],
+      ['border', parseFloat(cs.borderTopWidth) > 0 ? cs.borderTopColor : ''], ['text', !(e instanceof SVGElement) && own ? cs.color : '']];
+    for (const [what, c] of paints) {
+      if (c && health.includes(c)) reused.push(name(e) + ' "' + e.textContent.trim().slice(0, 30) + '" has a health colour as its ' + what + ' (' + c + ')');
+    }
+  }
+  const text = (id) => { const e = document.getElementById(id); return e && visible(e) ? e.textContent.trim() : ''; };
+  return JSON.stringify({
+    scrollWidth: doc.scrollWidth, scrollHeight: doc.scrollHeight, outside, names, overlaps, reused,
+    checkout: text('checkout-success'), customers: text('load-rate'), hedges: text('room-hedges'), change: text('room-change-line'),
+    breakers: [...document.querySelectorAll('#breakers .badge, #breakers .none')].filter(visible).map((e) => e.textContent.trim()),
+    bulkheads: [...document.querySelectorAll('#bulkheads .slots')].filter(visible).map((e) => e.textContent.trim()),
+    hidden: ['chart-checkout', 'patterns', 'fault-form', 'labs'].filter((id) => visible(document.getElementById(id))),
+  });
+})()`
+
+// roomShown is what the room view measures, as roomView reports it.
+type roomShown struct {
+	ScrollWidth, ScrollHeight int
+	Outside, Overlaps, Reused []string
+	Names                     []struct {
+		Node   string
+		Height float64
+	}
+	Checkout, Customers, Hedges, Change string
+	Breakers, Bulkheads, Hidden         []string
+}
+
+// With lab 06's solution and a hung payment, the room view fits a
+// projector's 1280x720 without scrolling, nothing sticks out of its box,
+// edge labels stay off the nodes and each other, node names are at least
+// 20 px tall, the health colours mean an edge's health and nothing else,
+// and it shows the numbers a demo talks about: checkout
+// success, the customers' rate, the breakers (or that there is none), the
+// compartments' slots, hedges and the latest change, the fault set.
+func TestDashboardRoomViewFitsAProjector(t *testing.T) {
+	sys := startSystem(t, "-lab", "06=solution", "-load", "20")
+	ctx := browser(t)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 720)); err != nil {
+		t.Fatalf("setting the viewport to 1280x720: %v", err)
+	}
+	openDashboardAt(t, ctx, sys, "/?view=room")
+	addFault(t, ctx, "payment=hang")
+	const orders = `document.querySelector('#diagram [data-edge="gateway->order"]')`
+	waitFor(t, ctx, 90*time.Second, "gateway->order says BULKHEAD_FULL in the room view",
+		orders+`.dataset.cause === 'BULKHEAD_FULL' && document.getElementById('room-change-line').textContent.includes('payment=hang')`,
+		edgeShown("gateway->order")+` + '; latest change: ' + document.getElementById('room-change-line').textContent`)
+
+	js, err := chromedp.Run(ctx, chromedp.Evaluate[string](roomView))
+	if err != nil {
+		t.Fatalf("measuring the room view: %v", err)
+	}
+	var got roomShown
+	if err := json.Unmarshal([]byte(js), &got); err != nil {
+		t.Fatalf("reading the room view's measures %s: %v", js, err)
+	}
+	if got.ScrollWidth > 1280 || got.ScrollHeight > 720 {
+		t.Errorf("the room view scrolls: the document is %dx%d in a 1280x720 viewport", got.ScrollWidth, got.ScrollHeight)
+	}
+	for _, o := range got.Outside {
+		t.Errorf("sticks out: %s", o)
+	}
+	for _, o := range got.Overlaps {
+		t.Errorf("edge label overlap: %s", o)
+	}
+	for _, o := range got.Reused {
+		t.Errorf("a health colour (ok, degraded, failing) means something else: %s", o)
+	}
+	if len(got.Names) != 8 {
+		t.Errorf("the room view draws %d node names, want the 8 nodes: %+v", len(got.Names), got.Names)
+	}
+	for _, n := range got.Names {
+		if n.Height < 20 {
+			t.Errorf("node %s's name is %.1f px tall on screen, want at least 20", n.Node, n.Height)
+		}
+	}
+	if !strings.HasSuffix(got.Checkout, "%") {
+		t.Errorf("checkout success reads %q, want a percentage", got.Checkout)
+	}
+	if !strings.HasSuffix(got.Customers, "/s") {
+		t.Errorf("the customers' rate reads %q, want requests a second", got.Customers)
+	}
+	if !regexp.MustCompile(`^\d+ / \d+$`).MatchString(got.Hedges) {
+		t.Errorf("hedges read %q, want sent / won", got.Hedges)
+	}
+	if len(got.Breakers) == 0 {
+		t.Error("the room view shows no breaker badge, nor that there is none")
+	}
+	for _, b := range got.Breakers {
+		if b != "CLOSED" && b != "OPEN" && b != "HALF-OPEN" && (len(got.Breakers) > 1 || !strings.HasPrefix(b, "no breaker")) {
+			t.Errorf("the breakers read %q, want their badges (CLOSED, OPEN, HALF-OPEN) or that there is none", got.Breakers)
+		}
+	}
+	slots := regexp.MustCompile(`^\d+ / \d+ slots`)
+	if len(got.Bulkheads) == 0 {
+		t.Error("the room view shows no compartment, with lab 06's solution")
+	}
+	for _, b := range got.Bulkheads {
+		if !slots.MatchString(b) {
+			t.Errorf("a compartment reads %q, want in use / capacity slots", b)
+		}
+	}
+	if !strings.Contains(got.Change, "FAULT ON") || !strings.Contains(got.Change, "payment=hang") {
+		t.Errorf("the latest change reads %q, want the fault payment=hang on", got.Change)
+	}
+	if len(got.Hidden) > 0 {
+		t.Errorf("the room view shows %v, which only the full view has", got.Hidden)
+	}
+	assertNothingOverflows(t, ctx, "in the room view with payment hanging and lab 06's compartments")
+	t.Logf("room view: %s", js)
+	screenshot(t, ctx, "dashboard-room-view")
 }
