@@ -126,7 +126,11 @@ func runSystem(t *testing.T, spec runSpec) runResult {
 			require.NoError(t, err)
 			rules = append(rules, r)
 		}
-		o := controlOptions{seed: compareSeed, load: spec.load, scenario: spec.scenario, scale: compareScale, client: sys.HTTPClient()}
+		client := sys.HTTPClient()
+		scan := &leakScan{base: client.Transport}
+		client.Transport = scan
+		defer scan.report(t)
+		o := controlOptions{seed: compareSeed, load: spec.load, scenario: spec.scenario, scale: compareScale, client: client}
 		if spec.mix != nil {
 			// The binary's customers get another mix over the admin
 			// API: start them paused, set it, then let them come.

@@ -118,3 +118,18 @@ func authFailure(err error) error {
 		err:  errors.Join(fooddelivery.ErrUnauthorized, err),
 	}
 }
+
+// publicMessages are what a client is told about a dependency's failure,
+// by code (see describe): the failure's own text names internal addresses
+// and carries a Go error chain, which are for the logs.
+var publicMessages = map[string]string{
+	CodeTimeout:         "this part of the answer took too long, so the gateway stopped waiting; try again in a moment",
+	CodeUnavailable:     "this part of the answer is unavailable right now; try again in a moment",
+	CodeOverloaded:      "too busy to answer this part right now; try again in a moment",
+	CodeBulkheadFull:    "too many requests like this one are in progress; try again in a moment",
+	CodeNotFound:        "not found",
+	CodeUnauthenticated: "your sign-in token was not accepted; sign in again",
+	CodeBadRequest:      "the request was refused",
+	CodeCancelled:       "the request was cancelled before this part was answered",
+	CodeInternal:        "something went wrong while answering this part",
+}

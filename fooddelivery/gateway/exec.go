@@ -257,7 +257,7 @@ type request struct {
 // addError records a field error at path (nil for none), at the position
 // of the field in the query.
 func (x *request) addError(path []any, pos *ast.Position, err error) {
-	e := Error{Message: err.Error(), Path: path, Extensions: map[string]any{"code": ErrorCode(err)}}
+	e := Error{Message: publicText(err), Path: path, Extensions: map[string]any{"code": ErrorCode(err)}}
 	if pos != nil {
 		e.Locations = []Location{{Line: pos.Line, Column: pos.Column}}
 	}
@@ -500,7 +500,20 @@ func describe(typeName, field string, err error) error {
 	if code == CodeBadRequest && errors.As(err, &call) && call.Message != "" {
 		return &codedError{code: code, msg: fmt.Sprintf("%s.%s: %s", typeName, field, call.Message)}
 	}
-	return &codedError{code: code, msg: fmt.Sprintf("%s.%s: %v", typeName, field, err)}
+	return &codedError{code: code, msg: fmt.Sprintf("%s.%s: %s", typeName, field, publicMessages[code]), err: err}
+}
+
+// publicText is the message a client gets for a field error err (made by
+// describe or by the gateway itself): the message the gateway wrote, a
+// fallback's Message, a dependency's words for a refused request. The
+// failure underneath, with its internal addresses and Go error chain,
+// stays in err.Error() for the logs.
+func publicText(err error) string {
+	var ce *codedError
+	if errors.As(err, &ce) {
+		return ce.msg
+	}
+	return err.Error()
 }
 
 // complete turns a resolved Go value into its JSON form for typ. ok is

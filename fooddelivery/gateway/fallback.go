@@ -24,8 +24,8 @@ const (
 // answered instead of the dependency. Returned beside a value (a cached
 // menu, a default ETA, popular dishes, a deferred review), it says the
 // value is usable but degraded: the gateway serves the value and adds a
-// field error with extensions.code = Code and the message Message at the
-// field's path. The fields that take a value this way are
+// field error with extensions.code = Code and the message Message (alone:
+// the covered failure is not the client's to read) at the field's path. The fields that take a value this way are
 // Query.restaurants, Query.restaurant, Home.restaurants,
 // Home.recommendations, Restaurant.menu (and menuStale), Restaurant.eta and
 // Mutation.submitReview; elsewhere (Mutation.placeOrder, say) the field is
@@ -48,7 +48,8 @@ type FallbackError struct {
 	Err error
 }
 
-// Error returns Message, followed by the covered failure when there is one.
+// Error returns Message, followed by the covered failure when there is
+// one: the text for logs. A client gets Message alone.
 func (e *FallbackError) Error() string {
 	if e.Err != nil {
 		return e.message() + ": " + e.Err.Error()

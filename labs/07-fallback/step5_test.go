@@ -66,9 +66,9 @@ func TestStep5CheckoutFailsFastAndClearly(t *testing.T) {
 				msg := strings.ToLower(resp.ErrorAt("placeOrder").Message)
 				for _, words := range mustSay[c.want] {
 					if !strings.Contains(msg, words) {
-						t.Fatalf("step 5: %s; placeOrder answered %s with the message %q, which does not say %q. "+
+						t.Fatalf("step 5: %s; placeOrder answered %s after %v with the message %q, which does not say %q. "+
 							"The customer acts on this message: with %s it must say %s.",
-							c.name, c.want, firstWords(msg, 80), words, c.want, strings.Join(quoted(mustSay[c.want]), ", "))
+							c.name, c.want, took, firstWords(msg, 80), words, c.want, strings.Join(quoted(mustSay[c.want]), ", "))
 					}
 				}
 				if charges := l.sys.Ledger.Total(); charges != c.charged {
