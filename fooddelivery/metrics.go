@@ -192,12 +192,14 @@ type EdgeStats struct {
 	BreakerTransitions atomic.Int64 // circuit breaker state changes
 	Replays            atomic.Int64 // answers the dependency replayed for a repeated idempotency key
 
-	// Why calls along the edge did not get the dependency's answer, each
-	// counted once, by the caller, where it happened:
+	// Why calls along the edge did not get the dependency's answer, as
+	// the caller saw it, each event counted once (a call that timed out
+	// and whose retry the budget then withheld counts in both):
 	Timeouts     atomic.Int64 // calls the caller gave up on at its timeout or deadline (ErrTimeout, context.DeadlineExceeded)
 	BreakerOpen  atomic.Int64 // calls the edge's circuit breaker refused without sending them (ErrCircuitOpen)
 	BulkheadFull atomic.Int64 // calls the edge's bulkhead compartment refused without sending them (ErrBulkheadFull)
 	BudgetSpent  atomic.Int64 // retries the retry budget withheld: a retryable failure answered with no further attempt
+	Overloaded   atomic.Int64 // calls the dependency refused at its concurrency limit (its own 503 "overloaded")
 }
 
 // Route returns the counters of service's route (for example "payment",

@@ -45,7 +45,7 @@ func sketchValue(i int) time.Duration {
 	if i <= 0 {
 		return 0
 	}
-	return time.Duration(float64(sketchMin) * 2 * math.Pow(sketchGamma, float64(i)) / (sketchGamma + 1))
+	return time.Duration(math.Round(float64(sketchMin) * 2 * math.Pow(sketchGamma, float64(i)) / (sketchGamma + 1)))
 }
 
 // fineLatency counts durations into the sketch's buckets with atomics

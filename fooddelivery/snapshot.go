@@ -86,6 +86,7 @@ type EdgeSnapshot struct {
 	BreakerOpen        int64 `json:"breakerOpen"`
 	BulkheadFull       int64 `json:"bulkheadFull"`
 	BudgetSpent        int64 `json:"budgetSpent"`
+	Overloaded         int64 `json:"overloaded"`
 }
 
 // BreakerSnapshot is the state of a circuit breaker registered with
@@ -175,6 +176,7 @@ func (m *Metrics) Snapshot() Snapshot {
 			BreakerOpen:        s.BreakerOpen.Load(),
 			BulkheadFull:       s.BulkheadFull.Load(),
 			BudgetSpent:        s.BudgetSpent.Load(),
+			Overloaded:         s.Overloaded.Load(),
 		})
 	}
 	for _, name := range slices.Sorted(maps.Keys(breakers)) {

@@ -213,6 +213,7 @@ func TestSnapshotReportsRegisteredPatternsOnly(t *testing.T) {
 	e.BreakerOpen.Add(10)
 	e.BulkheadFull.Add(11)
 	e.BudgetSpent.Add(12)
+	e.Overloaded.Add(13)
 	fooddelivery.NewInstance("order", 20, m)
 	fooddelivery.NewInstance("menu-1", 0, m)
 	m.Edge("gateway", "menu")
@@ -227,7 +228,7 @@ func TestSnapshotReportsRegisteredPatternsOnly(t *testing.T) {
 		{Edge: "gateway->menu", Caller: "gateway", Dependency: "menu"},
 		{Edge: "order->payment", Caller: "order", Dependency: "payment",
 			Attempts: 5, Retries: 2, Hedges: 3, HedgesWon: 1, Fallbacks: 6, BreakerTransitions: 7, Replays: 8,
-			Timeouts: 9, BreakerOpen: 10, BulkheadFull: 11, BudgetSpent: 12},
+			Timeouts: 9, BreakerOpen: 10, BulkheadFull: 11, BudgetSpent: 12, Overloaded: 13},
 	}, snap.Edges, "every edge, sorted, every counter")
 	assert.Equal(t, map[string]int{"order": 20, "menu-1": 0}, snap.Limits, "every instance's concurrency limit, 0 for none")
 

@@ -204,10 +204,17 @@ func TestDemoStep1ACascade(t *testing.T) {
 	r.holds(ok, "then the order service refuses everything (OVERLOADED on gateway->order)",
 		"gateway->order says %q %v after the fault, order refused %d in the window", refusing.edge("gateway->order").Cause, refusing.at-demoWarmUp, refusing.node("order").Overloaded)
 	lookups := between(frameAt(frames, refusing.at), last(frames), loadgen.ActionOrder)
-	r.holds(lookups.failed > 0 && lookups.errors["OVERLOADED"] > 0, "order lookups fail too, though they never touch payment",
+	r.holds(lookups.pct() >= 30 && lookups.pct() <= 70 && lookups.errors["OVERLOADED"] > 0, "order lookups fail too, though they never touch payment: about half, OVERLOADED",
 		"lookups from then on: %s (failures: %s)", lookups, lookups.errorList())
 	amber, okA := first(frames, demoWarmUp, func(f demoFrame) bool { return f.edge("gateway->order").Health == "degraded" })
 	red, okR := first(frames, demoWarmUp, func(f demoFrame) bool { return f.edge("gateway->order").Health == "failing" })
+	calm := true
+	for _, f := range frames {
+		if f.at >= demoWarmUp && f.at < demoWarmUp+5*time.Second && f.edge("gateway->order").Health != "ok" {
+			calm = false
+		}
+	}
+	r.holds(calm, "at first nothing turns red", "gateway->order stays ok for the first 5 s of the hang")
 	r.holds(okA && okR && amber.at <= red.at, "the gateway->order edge turns amber, then red",
 		"amber %v and red %v after the fault (error rates %s, %s)", amber.at-demoWarmUp, red.at-demoWarmUp,
 		pct(amber.edge("gateway->order").ErrorRate), pct(red.edge("gateway->order").ErrorRate))
@@ -229,8 +236,9 @@ func TestDemoStep2Timeouts(t *testing.T) {
 		in := f.node("order").InFlight
 		peak, sum, n = max(peak, in), sum+in, n+1
 	}
-	r.holds(peak < 20, "the order service's in-flight stays well below its limit of 20",
-		"order in flight: %.1f on average, %d at most, from 5 s after the fault", float64(sum)/float64(n), peak)
+	mean := float64(sum) / float64(n)
+	r.holds(peak <= 10 && mean >= 4 && mean <= 8, "the order service's in-flight stays around 6 (9 at most), far below its limit of 20",
+		"order in flight: %.1f on average, %d at most, from 5 s after the fault", mean, peak)
 	reads := between(frameAt(frames, demoWarmUp+5*time.Second), end, loadgen.ActionOrder, loadgen.ActionMenu, loadgen.ActionRestaurants)
 	r.holds(reads.pct() >= 99, "lookups and menus keep working", "lookups and reads from 5 s after the fault: %s (failures: %s)", reads, reads.errorList())
 }
@@ -243,7 +251,8 @@ func TestDemoStep3ACircuitBreaker(t *testing.T) {
 	red, ok := first(frames, demoWarmUp, func(f demoFrame) bool { return f.edge("order->payment").Health == "failing" })
 	r.holds(ok, "the order->payment edge turns red", "red %v after the fault (error rate %s)", red.at-demoWarmUp, pct(red.edge("order->payment").ErrorRate))
 	open, ok := first(frames, demoWarmUp, func(f demoFrame) bool { return f.breaker("order->payment") == "open" })
-	r.holds(ok, "its breaker badge reads OPEN", "OPEN %v after the fault", open.at-demoWarmUp)
+	r.holds(ok && open.at-demoWarmUp <= 5*time.Second && red.at-demoWarmUp <= 5*time.Second, "within about 4 s the edge is red and its breaker badge reads OPEN",
+		"OPEN %v after the fault", open.at-demoWarmUp)
 	opened := 0
 	for _, f := range frames {
 		if f.at > demoWarmUp && f.at < 40*time.Second && f.breaker("order->payment") != "closed" {
@@ -252,12 +261,14 @@ func TestDemoStep3ACircuitBreaker(t *testing.T) {
 	}
 	r.measured("the badge read OPEN or HALF-OPEN %d of the %d seconds of the outage", opened, int((40*time.Second-demoWarmUp)/time.Second))
 	orders := frameAt(frames, 35*time.Second).edge("gateway->order")
-	r.holds(orders.Cause == dashboard.CauseFallback, "lab 07 answers the failed checkouts (FALLBACK on gateway->order)",
-		"gateway->order says %q at 35 s (%d fallbacks in the window)", orders.Cause, orders.Causes.Fallbacks)
+	r.holds(orders.Cause == dashboard.CauseBreakerOpen && orders.Causes.Fallbacks > 0,
+		"the gateway's own breaker on POST /orders refuses checkouts (BREAKER OPEN on gateway->order) and lab 07 answers them clearly (fallbacks)",
+		"gateway->order says %q at 35 s: %d refused by the breaker, %d fallbacks in the window", orders.Cause, orders.Causes.BreakerOpen, orders.Causes.Fallbacks)
 	r.holds(orders.P99 != nil && *orders.P99 < 0.5, "checkouts fail within a fraction of a second (gateway->order's p99 under 0.5 s)",
 		"gateway->order's p99 reads %s at 35 s (cause %q)", secs(orders.P99), orders.Cause)
 	closed, ok := first(frames, 40*time.Second, func(f demoFrame) bool { return f.breaker("order->payment") == "closed" })
-	r.holds(ok, "remove the fault and the badge returns to CLOSED", "CLOSED %v after the fault was removed", closed.at-40*time.Second)
+	r.holds(ok && closed.at-40*time.Second <= 5*time.Second, "remove the fault and the badge returns to CLOSED within seconds",
+		"CLOSED %v after the fault was removed", closed.at-40*time.Second)
 }
 
 func TestDemoStep4ABulkhead(t *testing.T) {
@@ -280,36 +291,53 @@ func TestDemoStep4ABulkhead(t *testing.T) {
 					slots += fmt.Sprintf("%s %d/%d ", b.Compartment, b.InUse, b.Capacity)
 				}
 				r.measured("compartments: %s", slots)
+				full := false
+				for _, b := range end.f.Bulkheads {
+					full = full || b.Compartment == "gateway->order" && b.InUse == 10 && b.Capacity == 10
+				}
+				r.holds(full, "the gateway->order compartment fills its 10 slots", "compartments: %s", slots)
 				r.holds(reads.pct() >= 99, "menus keep loading", "menu and restaurant reads from 30 s: %s (failures: %s)", reads, reads.errorList())
 				return
 			}
 			r.holds(gw.Limit == 30 && gw.InFlight == 30 && gw.Overloaded > 0, "the hung checkouts take the whole gateway: its node reads 30/30 busy and refuses",
 				"gateway %d/%d busy, %d refused in the window", gw.InFlight, gw.Limit, gw.Overloaded)
-			r.holds(reads.pct() <= 80 && reads.errors["OVERLOADED"] > 0, "menus fail too (OVERLOADED), at least 1 in 5",
+			r.holds(reads.pct() >= 45 && reads.pct() <= 75 && reads.errors["OVERLOADED"] > 0, "menus fail too: about 4 in 10 (OVERLOADED)",
 				"menu and restaurant reads from 30 s: %s (failures: %s)", reads, reads.errorList())
 		})
 	}
 }
 
 func TestDemoStep5Hedging(t *testing.T) {
-	frames := playDemo(t, demoPlay{args: []string{"-lab", "all=solution", "-load", "20"}, scenario: "slow-menu-replica", length: 70 * time.Second})
-	r := newDemoReport(t, "step 5, hedging", "-lab all=solution -load 20, scenario slow-menu-replica")
+	play := func(labs ...string) []demoFrame {
+		return playDemo(t, demoPlay{args: append(labs, "-load", "20"), scenario: "slow-menu-replica", length: 70 * time.Second})
+	}
+	hedged, unhedged := play("-lab", "09=solution"), play("-lab", "all=off")
+	r := newDemoReport(t, "step 5, hedging", "-lab 09=solution -load 20, scenario slow-menu-replica (against -lab all=off)")
 	defer r.log()
-	var worst demoFrame
-	for _, f := range frames[demoWarmUp/time.Second:] {
-		if p := f.node("menu-2").P99; p != nil && (worst.f == nil || worst.node("menu-2").P99 == nil || *p > *worst.node("menu-2").P99) {
-			worst = f
-		}
-	}
-	if worst.f == nil {
-		t.Fatal("menu-2 answered nothing after the scenario started")
-	}
-	m2, gm := worst.node("menu-2").P99, worst.edge("gateway->menu").P99
-	r.holds(m2 != nil && *m2 >= 1, "menu-2's p99 jumps to seconds", "menu-2's p99 reads %s at its worst, %v after the start", secs(m2), worst.at-demoWarmUp)
-	r.holds(gm != nil && m2 != nil && *gm <= *m2/2, "the gateway->menu p99 stays far below it (half at most)", "gateway->menu's p99 reads %s then", secs(gm))
 	slow := demoWarmUp + 5*time.Second // the scenario's fault
-	before, after := frameAt(frames, slow).edge("gateway->menu").Client, frameAt(frames, slow+30*time.Second).edge("gateway->menu").Client
-	sent, won := after.Hedges-before.Hedges, after.HedgesWon-before.HedgesWon
-	r.holds(sent > 0 && won > 0 && sent <= (after.Attempts-before.Attempts)/5, "the hedges sent and won count up, within the hedge budget (10%, burst 100)",
-		"in the first 30 s of the slow replica: %d sent, %d won, of %d attempts", sent, won, after.Attempts-before.Attempts)
+	// worst is the highest p99 of what pick reads over the slow replica's
+	// first minute.
+	worst := func(frames []demoFrame, pick func(demoFrame) *float64) float64 {
+		w := 0.0
+		for _, f := range frames {
+			if p := pick(f); f.at > slow+5*time.Second && p != nil {
+				w = max(w, *p)
+			}
+		}
+		return w
+	}
+	menu2 := func(f demoFrame) *float64 { return f.node("menu-2").P99 }
+	m2 := worst(hedged, menu2)
+	r.holds(m2 >= 1, "menu-2's p99 jumps to seconds", "menu-2's p99 reads up to %.2fs", m2)
+	for _, a := range []string{loadgen.ActionMenu, loadgen.ActionRestaurants, loadgen.ActionHome} {
+		r.measured("customers' %s p99: %.0f ms with hedges, %.0f ms without (over the whole step)", a,
+			p99(last(hedged).stats, a), p99(last(unhedged).stats, a))
+	}
+	with, without := p99(last(hedged).stats, loadgen.ActionMenu), p99(last(unhedged).stats, loadgen.ActionMenu)
+	r.holds(with <= 1000 && with <= without/2, "the customers' menus stay under 1 s at p99, against about 5 s without hedging",
+		"menu p99 %.0f ms with hedges, %.0f ms without", with, without)
+	before, after := frameAt(hedged, slow).edge("gateway->menu").Client, frameAt(hedged, slow+30*time.Second).edge("gateway->menu").Client
+	sent, won, reads := after.Hedges-before.Hedges, after.HedgesWon-before.HedgesWon, after.Attempts-before.Attempts-(after.Hedges-before.Hedges)
+	r.holds(sent > 0 && won > 0 && float64(sent) <= 0.1*float64(reads)+100, "the hedges sent and won count up, within the hedge budget (10% of reads, burst 100)",
+		"in the first 30 s of the slow replica: %d sent, %d won, for %d reads", sent, won, reads)
 }

@@ -217,16 +217,17 @@ const (
 	CauseBudgetSpent  = "BUDGET_SPENT"  // the retry budget withheld retries
 	CauseOverloaded   = "OVERLOADED"    // the dependency refused calls at its concurrency limit
 	CauseFallback     = "FALLBACK"      // a fallback answered instead of the dependency
-	// CauseWaiting: none of the above, but more calls are waiting at the
-	// dependency than it answered over the window: it hangs.
+	// CauseWaiting: none of the above, but more calls are in flight at the
+	// dependency than its answers over the window explain (see waiting):
+	// it hangs.
 	CauseWaiting = "WAITING"
 )
 
 // Causes counts, over the window, why calls along an edge did not get
-// the dependency's answer, each counted once where it happened: by the
-// caller (timeouts, refusals by its breaker, compartment or retry
-// budget, fallbacks) or by the dependency (refusals at its concurrency
-// limit).
+// the dependency's answer, as its caller saw them (timeouts, refusals by
+// its breaker, compartment or retry budget, the dependency's refusals at
+// its concurrency limit), and the answers a fallback served instead
+// (which cover one of the others, when the caller counts it).
 type Causes struct {
 	Timeouts     int64 `json:"timeouts"`
 	BreakerOpen  int64 `json:"breakerOpen"`
@@ -236,20 +237,37 @@ type Causes struct {
 	Fallbacks    int64 `json:"fallbacks"`
 }
 
-// cause names the largest count of c (the first in the order of the
-// Cause constants on a tie), "" when every count is 0.
+// cause names the largest count of c among the failures (the first in
+// the order of the Cause constants on a tie), CauseFallback when there is
+// none but fallbacks answered (a fallback covers a failure: the failure
+// is the edge's story), and "" when every count is 0.
 func (c Causes) cause() string {
 	best, n := "", int64(0)
 	for _, k := range []struct {
 		name string
 		n    int64
 	}{{CauseTimeout, c.Timeouts}, {CauseBreakerOpen, c.BreakerOpen}, {CauseBulkheadFull, c.BulkheadFull},
-		{CauseBudgetSpent, c.BudgetSpent}, {CauseOverloaded, c.Overloaded}, {CauseFallback, c.Fallbacks}} {
+		{CauseBudgetSpent, c.BudgetSpent}, {CauseOverloaded, c.Overloaded}} {
 		if k.n > n {
 			best, n = k.name, k.n
 		}
 	}
+	if best == "" && c.Fallbacks > 0 {
+		return CauseFallback
+	}
 	return best
+}
+
+// waiting reports whether inFlight calls are more than the window's
+// answers explain: by Little's law a dependency answering rate calls a
+// second within p99 seconds holds about rate × p99 at once, so calls in
+// flight beyond twice that (and at least 3) are waiting on a hang.
+func waiting(inFlight int64, w window) bool {
+	expect := 0.0
+	if w.P99 != nil {
+		expect = w.Rate * *w.P99
+	}
+	return inFlight >= 3 && float64(inFlight) > 2*expect
 }
 
 // Edge is a call edge over the window, with its client's counters.
@@ -472,10 +490,10 @@ func (d *Dashboard) frame(snap fooddelivery.Snapshot, cur, base, prev *sample, l
 			now, was := cur.clients[src.Edge], base.clients[src.Edge]
 			e.Causes = Causes{Timeouts: now.Timeouts - was.Timeouts, BreakerOpen: now.BreakerOpen - was.BreakerOpen,
 				BulkheadFull: now.BulkheadFull - was.BulkheadFull, BudgetSpent: now.BudgetSpent - was.BudgetSpent,
-				Overloaded: w.Overloaded, Fallbacks: now.Fallbacks - was.Fallbacks}
+				Overloaded: now.Overloaded - was.Overloaded, Fallbacks: now.Fallbacks - was.Fallbacks}
 		}
 		e.Cause = e.Causes.cause()
-		if e.Cause == "" && e.InFlight > 0 && e.InFlight > w.Answered {
+		if e.Cause == "" && waiting(e.InFlight, w) {
 			e.Cause = CauseWaiting
 		}
 		f.Edges = append(f.Edges, e)

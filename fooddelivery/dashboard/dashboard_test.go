@@ -531,6 +531,7 @@ func TestEdgesNameTheirCause(t *testing.T) {
 		d.Sample()
 		time.Sleep(5 * time.Second)
 		pay.Timeouts.Add(12)
+		pay.Fallbacks.Add(40) // covering the timeouts: the timeouts are the story
 		orders.BulkheadFull.Add(64)
 		orders.BreakerOpen.Add(3)
 		menus.Fallbacks.Add(2)
@@ -558,7 +559,7 @@ func TestEdgesNameTheirCause(t *testing.T) {
 		} {
 			assert.Equal(t, want, edges[name].Cause, "%s: causes %+v, %d in flight", name, edges[name].Causes, edges[name].InFlight)
 		}
-		assert.Equal(t, dashboard.Causes{Timeouts: 12}, edges["order->payment"].Causes, "the 100 refusals before the window are not in it")
+		assert.Equal(t, dashboard.Causes{Timeouts: 12, Fallbacks: 40}, edges["order->payment"].Causes, "the 100 refusals before the window are not in it")
 		assert.Equal(t, dashboard.Causes{BulkheadFull: 64, BreakerOpen: 3}, edges["gateway->order"].Causes)
 		assert.Equal(t, int64(4), edges["gateway->courier"].InFlight)
 		assert.Equal(t, int64(64), f.Totals.BulkheadFull)

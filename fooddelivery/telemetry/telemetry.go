@@ -44,9 +44,14 @@
 //	fooddelivery_edge_rejected_calls_total             counter    edge, reason
 //	    calls refused by the caller itself without sending them, by
 //	    reason: breaker_open (the edge's circuit breaker), bulkhead_full
-//	    (its compartment), budget_spent (a retry the retry budget withheld)
+//	    (its compartment), budget_spent (a retry the retry budget withheld:
+//	    the call was sent, its retry was not)
 //	fooddelivery_edge_timeouts_total                   counter    edge
 //	    calls the caller gave up on at its timeout or deadline
+//	fooddelivery_edge_overloaded_total                 counter    edge
+//	    calls the dependency refused at its concurrency limit, as the
+//	    caller saw them (the dependency counts its own refusals in
+//	    fooddelivery_http_requests_rejected_total)
 //	fooddelivery_edge_fallbacks_total                  counter    edge
 //	    answers served by a fallback instead of the dependency
 //	fooddelivery_edge_breaker_transitions_total        counter    edge
@@ -110,8 +115,8 @@ type Collector struct {
 	received, responses, inFlight, peak, completed, rejected, cancelled *prometheus.Desc
 	latency, lateWork, lateWorkSeconds                                  *prometheus.Desc
 
-	attempts, retries, hedges, hedgesWon, edgeRejected, timeouts, fallbacks, transitions, replays *prometheus.Desc
-	limit                                                                                         *prometheus.Desc
+	attempts, retries, hedges, hedgesWon, edgeRejected, timeouts, edgeOverloaded, fallbacks, transitions, replays *prometheus.Desc
+	limit                                                                                                         *prometheus.Desc
 
 	breakerState, bulkheadAvailable, bulkheadMax, budgetTokens, chargedTwice *prometheus.Desc
 }
@@ -147,7 +152,8 @@ func NewCollector(m *fooddelivery.Metrics) *Collector {
 		edgeRejected: prometheus.NewDesc("fooddelivery_edge_rejected_calls_total",
 			"Calls refused by the caller itself without sending them, by reason: breaker_open, bulkhead_full, budget_spent (a retry withheld).",
 			[]string{"edge", "reason"}, nil),
-		timeouts: edge("fooddelivery_edge_timeouts_total", "Calls the caller gave up on at its timeout or deadline."),
+		timeouts:       edge("fooddelivery_edge_timeouts_total", "Calls the caller gave up on at its timeout or deadline."),
+		edgeOverloaded: edge("fooddelivery_edge_overloaded_total", "Calls the dependency refused at its concurrency limit, as the caller saw them."),
 		limit: prometheus.NewDesc("fooddelivery_instance_concurrency_limit", "Requests the instance handles at once; 0 means no limit.",
 			[]string{"service", "instance"}, nil),
 		fallbacks:   edge("fooddelivery_edge_fallbacks_total", "Answers served by a fallback instead of the dependency."),
@@ -166,7 +172,7 @@ func NewCollector(m *fooddelivery.Metrics) *Collector {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.received, c.responses, c.latency, c.inFlight, c.peak, c.completed, c.rejected, c.cancelled, c.lateWork, c.lateWorkSeconds,
-		c.attempts, c.retries, c.hedges, c.hedgesWon, c.edgeRejected, c.timeouts, c.fallbacks, c.transitions, c.replays, c.limit,
+		c.attempts, c.retries, c.hedges, c.hedgesWon, c.edgeRejected, c.timeouts, c.edgeOverloaded, c.fallbacks, c.transitions, c.replays, c.limit,
 		c.breakerState, c.bulkheadAvailable, c.bulkheadMax, c.budgetTokens, c.chargedTwice,
 	} {
 		ch <- d
@@ -234,6 +240,7 @@ func (c *Collector) collect(snap fooddelivery.Snapshot, ch chan<- prometheus.Met
 		counter(c.edgeRejected, e.BulkheadFull, e.Edge, "bulkhead_full")
 		counter(c.edgeRejected, e.BudgetSpent, e.Edge, "budget_spent")
 		counter(c.timeouts, e.Timeouts, e.Edge)
+		counter(c.edgeOverloaded, e.Overloaded, e.Edge)
 		counter(c.fallbacks, e.Fallbacks, e.Edge)
 		counter(c.transitions, e.BreakerTransitions, e.Edge)
 		counter(c.replays, e.Replays, e.Edge)

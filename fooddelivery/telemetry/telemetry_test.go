@@ -67,6 +67,7 @@ func TestCollectorEmitsTheSnapshot(t *testing.T) {
 		e.BulkheadFull.Add(11)
 		e.BudgetSpent.Add(12)
 		e.Timeouts.Add(13)
+		e.Overloaded.Add(14)
 		e.Fallbacks.Add(6)
 		e.BreakerTransitions.Add(7)
 		e.Replays.Add(1)
@@ -184,6 +185,7 @@ fooddelivery_orders_charged_more_than_once 3
 			"fooddelivery_edge_retries_total":             4,
 			"fooddelivery_edge_hedges_total":              3,
 			"fooddelivery_edge_timeouts_total":            13,
+			"fooddelivery_edge_overloaded_total":          14,
 			"fooddelivery_edge_fallbacks_total":           6,
 			"fooddelivery_edge_breaker_transitions_total": 7,
 		} {

@@ -416,8 +416,7 @@ type BreakerSettings[St any] struct {
 // under the gateway (Gateway.OrdersBreaker); a nil setting leaves its
 // breaker out. Every state change counts in BreakerTransitions of the edge
 // the breaker guards (its refusals count in BreakerOpen: countOutcomes);
-// each breaker's
-// state is reported by name (the payment breaker's read from it, the
+// each breaker's state is reported by name (the payment breaker's read from it, the
 // order client's from its reported changes, registered at its first
 // change).
 func Lab05[S any, St fmt.Stringer, CB interface{ State() St }, OC fooddelivery.OrderService](

@@ -161,8 +161,9 @@ func (b *breakerBook) read(name string) fooddelivery.BreakerState {
 // outcomes counts, on edge, why a call along it got no answer from the
 // dependency: a timeout (the caller gave up: fooddelivery.ErrTimeout or
 // context.DeadlineExceeded) or a refusal by the edge's circuit breaker
-// (ErrCircuitOpen). A full bulkhead is counted by countSlots, which alone
-// knows whether the call ran.
+// (ErrCircuitOpen), or the dependency's refusal at its concurrency limit
+// (its 503 "overloaded"). A full bulkhead is counted by countSlots, which
+// alone knows whether the call ran.
 //
 // An error that carries the dependency's answer (a *fooddelivery.CallError
 // with a status: the order service's 504 when payment timed out) happened
@@ -170,7 +171,10 @@ func (b *breakerBook) read(name string) fooddelivery.BreakerState {
 func outcomes(edge *fooddelivery.EdgeStats, err error) {
 	var answered *fooddelivery.CallError
 	switch {
-	case err == nil, errors.As(err, &answered) && answered.Status != 0:
+	case err == nil:
+	case errors.As(err, &answered) && answered.Status == http.StatusServiceUnavailable && answered.Code == "overloaded":
+		edge.Overloaded.Add(1) // the dependency's own concurrency limit (fooddelivery.Instance)
+	case answered != nil && answered.Status != 0:
 	case errors.Is(err, fooddelivery.ErrCircuitOpen):
 		edge.BreakerOpen.Add(1)
 	case errors.Is(err, fooddelivery.ErrTimeout), errors.Is(err, context.DeadlineExceeded):

@@ -144,12 +144,14 @@ func TestOutcomesCountEachCauseOnceWhereItHappened(t *testing.T) {
 		fmt.Errorf("charge: %w", context.DeadlineExceeded),                                   // so did this one
 		&fooddelivery.CallError{Service: "order", Status: 504, Err: fooddelivery.ErrTimeout}, // an answer: the timeout was further down
 		fmt.Errorf("order client: %w", fooddelivery.ErrCircuitOpen),
-		&fooddelivery.CallError{Service: "order", Status: 503, Err: fooddelivery.ErrOverloaded},
+		&fooddelivery.CallError{Service: "order", Status: 503, Err: fooddelivery.ErrOverloaded},                     // passed on from further down
+		&fooddelivery.CallError{Service: "order", Status: 503, Code: "overloaded", Err: fooddelivery.ErrOverloaded}, // the order service's own limit
 	} {
 		outcomes(edge, err)
 	}
 	assert.Equal(t, int64(2), edge.Timeouts.Load(), "two calls timed out here; the 504 was an answer")
 	assert.Equal(t, int64(1), edge.BreakerOpen.Load())
+	assert.Equal(t, int64(1), edge.Overloaded.Load(), "only the dependency's own refusal at its limit")
 	assert.Zero(t, edge.BulkheadFull.Load()+edge.BudgetSpent.Load())
 }
 
