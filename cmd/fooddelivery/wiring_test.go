@@ -183,6 +183,29 @@ func TestCausesAreCountedWhereTheyHappen(t *testing.T) {
 			assert.Zero(t, pay.BreakerOpen.Load()+pay.BulkheadFull.Load()+pay.BudgetSpent.Load(), "no other cause")
 		})
 	})
+	t.Run("lab 01 under lab 04's naive retries at every layer while payment hangs", func(t *testing.T) {
+		labtest.Run(t, labtest.Options{}, func(t *testing.T) {
+			sys, _ := startWired(t, "01=solution", "04=naive")
+			require.NoError(t, sys.Faults.Set("payment", "POST /charges", faults.Fault{Hang: 30 * time.Second}))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a customer's patience
+			defer cancel()
+			_, _, err := sys.GraphQL(ctx, system.SampleToken, placeOrder, orderInput())
+			t.Logf("the checkout ended with %v", err)
+			pay := sys.Metrics.Edge("order", "payment")
+			assert.GreaterOrEqual(t, pay.Timeouts.Load(), int64(4),
+				"in 10 s each of the stacked attempts that lab 01's client cut off at 2 s counts, though the customer gave up before the last")
+		})
+	})
+	t.Run("lab 07 while auth hangs", func(t *testing.T) {
+		labtest.Run(t, labtest.Options{}, func(t *testing.T) {
+			sys, _ := startWired(t, "07=solution")
+			require.NoError(t, sys.Faults.Set("auth", "", faults.Fault{Hang: 30 * time.Second}))
+			resp, _, err := sys.GraphQL(context.Background(), system.SampleToken, placeOrder, orderInput())
+			require.NoError(t, err)
+			require.NotNil(t, resp.ErrorAt("placeOrder"), "auth hangs: the gateway denies (fail closed)")
+			assert.Equal(t, int64(1), sys.Metrics.Edge("gateway", "auth").Timeouts.Load(), "the auth check lab 07 cut off counts on gateway->auth")
+		})
+	})
 	t.Run("every solution while payment answers 503", func(t *testing.T) {
 		labtest.Run(t, labtest.Options{}, func(t *testing.T) {
 			sys, _ := startWired(t, "all=solution")

@@ -220,19 +220,42 @@ func Wire(l Labs, s Settings) *Wiring {
 	return w
 }
 
-// countOutcomes counts the timeouts and breaker refusals of every call of
-// the order service to payment and of the gateway to its dependencies,
-// whichever labs are on: outside the plugs' wrappers (the breakers, the
-// retry loops, the compartments), so that each call counts once, by its
-// final outcome, on the edge it was sent along.
+// countOutcomes counts why calls got no answer, whichever labs are on,
+// on the edge they were sent along: the order service's charges (each
+// call of its payment client, so that every attempt of a retry loop above
+// it that timed out counts; a breaker's refusals and payment's overload
+// once per charge, outside the breaker), and the gateway's calls to its
+// dependencies (outside the plugs' wrappers: the breakers, the retry
+// loops, the compartments) and to auth.
 func (w *Wiring) countOutcomes() {
 	pay := w.Metrics.Edge("order", "payment")
+	client := w.Cfg.PaymentClient
+	if client == nil {
+		client = system.NaivePaymentClient
+	}
+	w.Cfg.PaymentClient = func(n *memnet.Network) *http.Client {
+		c := client(n)
+		c.Transport = countTimeouts(c.Transport, pay)
+		return c
+	}
 	breaker := w.Cfg.PaymentBreaker
 	w.Cfg.PaymentBreaker = func(p fooddelivery.Payer) fooddelivery.Payer {
 		if breaker != nil {
 			p = breaker(p)
 		}
 		return outcomePayer{p, pay}
+	}
+	inner := w.Cfg.Fallbacks
+	auth := w.Metrics.Edge("gateway", "auth")
+	w.Cfg.Fallbacks = func(d gateway.Deps) (gateway.Deps, func()) {
+		var stop func()
+		if inner != nil {
+			d, stop = inner(d)
+		}
+		if d.Auth != nil {
+			d.Auth = outcomeAuth{d.Auth, auth}
+		}
+		return d, stop
 	}
 	guards := w.Cfg.GatewayGuards
 	w.Cfg.GatewayGuards = func(dependency string) fooddelivery.Guard {

@@ -3,6 +3,7 @@ package compose
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -182,8 +183,9 @@ func outcomes(edge *fooddelivery.EdgeStats, err error) {
 	}
 }
 
-// outcomePayer counts the outcomes of the order service's charges, each
-// once, outside the breaker and every retry loop.
+// outcomePayer counts the breaker's refusals and payment's overload of
+// the order service's charges, each once, outside the breaker and every
+// retry loop (the timeouts are countTimeouts').
 type outcomePayer struct {
 	next fooddelivery.Payer
 	edge *fooddelivery.EdgeStats
@@ -191,8 +193,50 @@ type outcomePayer struct {
 
 func (p outcomePayer) Charge(ctx context.Context, req fooddelivery.ChargeRequest) (fooddelivery.Charge, error) {
 	ch, err := p.next.Charge(ctx, req)
-	outcomes(p.edge, err)
+	if !timedOut(err) {
+		outcomes(p.edge, err)
+	}
 	return ch, err
+}
+
+// timedOut reports whether err is a timeout of the caller's own, which
+// outcomes would count.
+func timedOut(err error) bool {
+	var answered *fooddelivery.CallError
+	if errors.As(err, &answered) && answered.Status != 0 {
+		return false
+	}
+	return errors.Is(err, fooddelivery.ErrTimeout) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// countTimeouts wraps the transport of an http.Client so that every call
+// of the client that its timeout or its caller's deadline cut off counts
+// in Timeouts of edge: below the retry loops above the client, each
+// attempt of theirs counts.
+func countTimeouts(base http.RoundTripper, edge *fooddelivery.EdgeStats) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return roundTripper{func(r *http.Request) (*http.Response, error) {
+		resp, err := base.RoundTrip(r)
+		var ne net.Error
+		if err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) {
+			edge.Timeouts.Add(1)
+		}
+		return resp, err
+	}, base}
+}
+
+// outcomeAuth counts the outcomes of the gateway's auth checks.
+type outcomeAuth struct {
+	next fooddelivery.Authorizer
+	edge *fooddelivery.EdgeStats
+}
+
+func (a outcomeAuth) Authorize(ctx context.Context, token string) (string, error) {
+	user, err := a.next.Authorize(ctx, token)
+	outcomes(a.edge, err)
+	return user, err
 }
 
 // budgetWatch counts, in BudgetSpent, the calls a budgeted retry loop
