@@ -1,8 +1,11 @@
 package fooddelivery
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -109,6 +112,15 @@ func (in *Instance) RouteWith(route string, h http.Handler, overloaded http.Hand
 		finished := false
 		defer func() { stats.observe(w.code(finished), time.Since(start)) }()
 		stats.Received.Add(1)
+		if err := awaitBody(rw, r); err != nil {
+			// A body that does not arrive must not hold a slot, nor the
+			// connection for ever.
+			w.Header().Set("Connection", "close")
+			WriteError(w, http.StatusRequestTimeout, "request_timeout",
+				fmt.Sprintf("the request's body did not arrive within %v; send it whole, at once", BodyTimeout))
+			finished = true
+			return
+		}
 		if in.slots != nil {
 			select {
 			case in.slots <- struct{}{}:
@@ -143,6 +155,62 @@ func (in *Instance) RouteWith(route string, h http.Handler, overloaded http.Hand
 			stats.Cancelled.Add(1)
 		}
 	})
+}
+
+// BodyTimeout bounds how long a request's body may take to arrive once
+// its headers have (the servers' ReadHeaderTimeout bounds those): an
+// instance reads up to MaxAwaitedBody bytes of every body before the
+// request takes one of its slots, so a client that stalls mid-body holds
+// no slot, and after BodyTimeout it is answered 408 and its connection
+// closed.
+const BodyTimeout = 10 * time.Second
+
+// MaxAwaitedBody is how much of a body an instance reads before a request
+// takes a slot: 2 MiB, twice the largest body any route accepts, so that a
+// route refusing a larger one (413) has read it first and the client gets
+// the answer, not a reset. The rest of a longer body is the handler's to
+// read.
+const MaxAwaitedBody = 2 << 20
+
+// awaitBody reads r's body, up to MaxAwaitedBody, within BodyTimeout, and
+// gives it back to r for the handler. A connection that cannot take a
+// read deadline (a test's recorder) reads without one.
+func awaitBody(rw http.ResponseWriter, r *http.Request) error {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return nil
+	}
+	rc := http.NewResponseController(rw)
+	timed := rc.SetReadDeadline(time.Now().Add(BodyTimeout)) == nil
+	buf, err := io.ReadAll(io.LimitReader(r.Body, MaxAwaitedBody))
+	var ne interface{ Timeout() bool }
+	if err != nil && errors.As(err, &ne) && ne.Timeout() {
+		return err // the deadline stays, so the server's next read fails too and the connection closes
+	}
+	if timed {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	// Any other read error (the client went away) is the handler's to
+	// meet, as it would without this read.
+	r.Body = awaited{io.MultiReader(bytes.NewReader(buf), errReader{err}, r.Body), r.Body}
+	return nil
+}
+
+// awaited is a body partly read ahead; Close closes the original.
+type awaited struct {
+	io.Reader
+	body io.Closer
+}
+
+func (a awaited) Close() error { return a.body.Close() }
+
+// errReader returns err once, or nothing when err is nil.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	return 0, io.EOF
 }
 
 type requestIDKey struct{}

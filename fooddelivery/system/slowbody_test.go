@@ -1,0 +1,100 @@
+package system_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/system"
+)
+
+// 100 clients that send a POST's headers and one byte of its body, then
+// stall, hold none of the gateway's 30 slots: an ordinary query is
+// answered at once, and each stalled client gets 408 and a closed
+// connection after fooddelivery.BodyTimeout.
+func TestStalledBodiesHoldNoSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys, err := system.Start(system.Config{Limits: map[string]int{"gateway": 30}})
+		require.NoError(t, err)
+		defer sys.Close()
+		dialer := &memnet.Dialer{Network: sys.Network}
+		start := time.Now()
+		var wg sync.WaitGroup
+		answers := make([]string, 100)
+		closedAt := make([]time.Duration, 100)
+		for i := range 100 {
+			c, err := dialer.Dial("tcp", "gateway:80")
+			require.NoError(t, err)
+			defer c.Close()
+			_, err = fmt.Fprintf(c, "POST /graphql HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+			require.NoError(t, err)
+			wg.Go(func() {
+				resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+				if err != nil {
+					answers[i] = "no answer: " + err.Error()
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				answers[i] = resp.Status
+				_, err = c.Read(make([]byte, 1))
+				if err != nil {
+					closedAt[i] = time.Since(start)
+				}
+			})
+		}
+		synctest.Wait()
+
+		resp, status, err := sys.GraphQL(context.Background(), "", `{ restaurants { id } }`, nil)
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, status, "an ordinary query, while 100 clients stall mid-body: %+v", resp.Errors)
+		assert.Empty(t, resp.Errors)
+		assert.Less(t, time.Since(start), time.Second, "it is answered at once (fake time)")
+
+		wg.Wait()
+		for i := range 100 {
+			assert.Equal(t, "408 Request Timeout", answers[i], "stalled client %d", i)
+			assert.Equal(t, fooddelivery.BodyTimeout, closedAt[i], "stalled client %d's connection is closed after the body timeout", i)
+		}
+	})
+}
+
+// A body over the gateway's limit, up to fooddelivery.MaxAwaitedBody, is
+// read whole before the 413, so the client that sends it all before
+// reading gets the answer, not a reset.
+func TestOversizedBodyGets413NotAReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys, err := system.Start(system.Config{})
+		require.NoError(t, err)
+		defer sys.Close()
+		c, err := (&memnet.Dialer{Network: sys.Network}).Dial("tcp", "gateway:80")
+		require.NoError(t, err)
+		defer c.Close()
+		body := make([]byte, 2<<20)
+		for i := range body {
+			body[i] = ' '
+		}
+		var sendErr error
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			_, sendErr = fmt.Fprintf(c, "POST /graphql HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		})
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err, "an answer, not a reset")
+		defer resp.Body.Close()
+		wg.Wait()
+		assert.NoError(t, sendErr, "the whole 2 MiB body was taken")
+		assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	})
+}
