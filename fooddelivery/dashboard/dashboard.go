@@ -50,6 +50,13 @@ const (
 	// resilience4j's breakers open by default.
 	DefaultDegraded = 0.05
 	DefaultFailing  = 0.5
+	// DefaultMaxStreams is enough for every screen of a workshop room
+	// several times over, and little enough that streams cannot starve
+	// the gateway they share a process with.
+	DefaultMaxStreams = 100
+	// StreamWriteTimeout is how long one event may take to reach its
+	// client before the stream ends.
+	StreamWriteTimeout = 10 * time.Second
 	// maxTransitions bounds the breaker transitions kept.
 	maxTransitions = 200
 )
@@ -80,6 +87,9 @@ type Config struct {
 	// turns degraded and failing; 0 means DefaultDegraded and
 	// DefaultFailing.
 	Degraded, Failing float64
+	// MaxStreams is the most event streams open at once; past it a new
+	// one is refused with 503 and Retry-After. 0 means DefaultMaxStreams.
+	MaxStreams int
 }
 
 // Dashboard samples a system's metrics and serves the page. Start it
@@ -97,6 +107,7 @@ type Dashboard struct {
 	closed      chan struct{}
 	stopOnce    sync.Once
 	started     atomic.Bool
+	streams     atomic.Int64 // event streams open now
 	done        chan struct{}
 }
 
@@ -119,6 +130,9 @@ func New(cfg Config) *Dashboard {
 	}
 	if cfg.Failing <= 0 {
 		cfg.Failing = DefaultFailing
+	}
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = DefaultMaxStreams
 	}
 	if cfg.Labs == nil {
 		cfg.Labs = []string{}

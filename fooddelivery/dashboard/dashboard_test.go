@@ -572,3 +572,41 @@ func TestEdgesNameTheirCause(t *testing.T) {
 		}
 	})
 }
+
+// Event streams past Config.MaxStreams are refused with 503 and a
+// Retry-After, and a closed stream frees its place.
+func TestEventStreamsAreCapped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := dashboard.New(dashboard.Config{Metrics: fooddelivery.NewMetrics(), MaxStreams: 3})
+		d.Start()
+		defer d.Close()
+		var wg sync.WaitGroup
+		var cancels []context.CancelFunc
+		for range 3 {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancels = append(cancels, cancel)
+			wg.Go(func() {
+				d.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/dashboard/events", nil).WithContext(ctx))
+			})
+		}
+		synctest.Wait()
+		w := get(t, d, "/dashboard/events")
+		assert.Equal(t, http.StatusServiceUnavailable, w.Code, "a fourth stream past the cap of 3")
+		assert.Equal(t, "10", w.Header().Get("Retry-After"))
+		assert.Contains(t, w.Body.String(), "too many dashboard streams: 3 are open")
+		cancels[0]()
+		synctest.Wait()
+		ctx, cancel := context.WithCancel(context.Background())
+		wg.Go(func() {
+			w := httptest.NewRecorder()
+			d.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/dashboard/events", nil).WithContext(ctx))
+			assert.Equal(t, http.StatusOK, w.Code, "a stream closed: its place is free")
+		})
+		synctest.Wait()
+		cancel()
+		for _, c := range cancels[1:] {
+			c()
+		}
+		wg.Wait()
+	})
+}

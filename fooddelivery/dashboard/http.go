@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/loadgen"
@@ -215,7 +216,19 @@ func (d *Dashboard) status() (*scenario.Status, *loadgen.Stats) {
 // the dashboard closes. ?after=N starts the changes after change number N
 // (the last one the page has); without it, after the latest logged.
 func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
+	if n := d.streams.Add(1); n > int64(d.cfg.MaxStreams) {
+		d.streams.Add(-1)
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, fmt.Sprintf("too many dashboard streams: %d are open, the most there may be; close a tab that shows the dashboard, then reload",
+			d.cfg.MaxStreams), http.StatusServiceUnavailable)
+		return
+	}
+	defer d.streams.Add(-1)
 	rc := http.NewResponseController(w)
+	// Every write must reach the client within StreamWriteTimeout: a
+	// stream whose reader stopped reading ends instead of holding memory.
+	deadline := func() { _ = rc.SetWriteDeadline(time.Now().Add(StreamWriteTimeout)) }
+	deadline()
 	after := int64(-1)
 	if v := r.URL.Query().Get("after"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -268,6 +281,7 @@ func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return
 		}
+		deadline()
 		if _, err := fmt.Fprintf(w, "event: frame\ndata: %s\n\n", b); err != nil {
 			return
 		}
