@@ -70,9 +70,34 @@ func fieldCost(typeName, field string) int {
 // reaches it is over any sensible limit anyway.
 const costCeiling = 1 << 40
 
+// DefaultMaxAnswerFields is the most fields an answer may hold unless
+// Deps.MaxAnswerFields says otherwise: 5,000. The cost counts what a
+// query asks of the services; this counts what it asks of the gateway's
+// answer: every field but introspection's, scalars and __typename
+// included, each time it is
+// selected (aliases, fragment spreads), scaled by the expected length of
+// the lists above it, as the cost is. The home page's query holds 1 + (1 +
+// 10 x (4 + 1 + 20 x 3)) + (1 + 10 x 2) = 673 (13% of the limit); 100 aliases
+// of restaurants spreading 300 aliased names, 6 KB of query text that
+// costs 100, would hold 300,100 and answered 4.2 MB before the limit.
+const DefaultMaxAnswerFields = 5000
+
+// answerFields returns the number of fields the answer to op would hold,
+// at most costCeiling.
+func answerFields(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) int {
+	return walkCost(doc, op, vars, func(string, string) int { return 1 }, true)
+}
+
 // queryCost returns the cost of running op with vars, at most costCeiling.
 // The document must be valid: fragment cycles are refused by validation.
 func queryCost(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) int {
+	return walkCost(doc, op, vars, fieldCost, false)
+}
+
+// walkCost sums weight over the fields op selects, scaled by the lists
+// above them; withMeta counts each __typename as 1 too. Introspection
+// fields are left out (checkIntrospection bounds them).
+func walkCost(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any, weight func(typeName, field string) int, withMeta bool) int {
 	memo := map[string]int{}
 	var set func(ast.SelectionSet) int
 	set = func(sels ast.SelectionSet) int {
@@ -81,8 +106,15 @@ func queryCost(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[str
 			c := 0
 			switch sel := sel.(type) {
 			case *ast.Field:
-				if strings.HasPrefix(sel.Name, "__") || !included(sel.Directives, vars) || sel.Definition == nil {
+				if !included(sel.Directives, vars) {
 					continue
+				}
+				if withMeta && sel.Name == "__typename" {
+					total = costPlus(total, 1)
+					continue
+				}
+				if strings.HasPrefix(sel.Name, "__") || sel.Definition == nil {
+					continue // introspection: bounded by checkIntrospection
 				}
 				c = set(sel.SelectionSet)
 				for t := sel.Definition.Type; t != nil; t = t.Elem {
@@ -91,7 +123,7 @@ func queryCost(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[str
 					}
 				}
 				if sel.ObjectDefinition != nil {
-					c = costPlus(c, fieldCost(sel.ObjectDefinition.Name, sel.Name))
+					c = costPlus(c, weight(sel.ObjectDefinition.Name, sel.Name))
 				}
 			case *ast.InlineFragment:
 				if included(sel.Directives, vars) {
@@ -137,6 +169,28 @@ func costTimes(a, b int) int {
 		return costCeiling
 	}
 	return a * b
+}
+
+// checkAnswerSize returns an ANSWER_TOO_LARGE request error when the
+// answer to op would hold more than limit fields (see
+// DefaultMaxAnswerFields). The error's extensions carry "fields" and
+// "limit" beside the code.
+func checkAnswerSize(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any, limit int) *Error {
+	n := answerFields(doc, op, vars)
+	if n <= limit {
+		return nil
+	}
+	var locs []Location
+	if op.Position != nil {
+		locs = []Location{{Line: op.Position.Line, Column: op.Position.Column}}
+	}
+	return &Error{
+		Message: fmt.Sprintf("the answer would hold about %d fields, more than the gateway's limit of %d, so nothing was run: "+
+			"every field counts each time it is selected (aliases and fragments too), once per expected item of the lists above it; "+
+			"ask for fewer fields or aliases, or split the query", n, limit),
+		Locations:  locs,
+		Extensions: map[string]any{"code": CodeAnswerTooLarge, "fields": n, "limit": limit},
+	}
 }
 
 // checkCost returns a COST_LIMIT_EXCEEDED request error when op costs more

@@ -132,3 +132,52 @@ func TestMutationsCostMore(t *testing.T) {
 		assert.Zero(t, s.reviews.calls.Load(), "not one of them ran")
 	})
 }
+
+// amplifier returns a query of n aliases of restaurants, each spreading a
+// fragment of m aliased names: small to send, cheap by cost (names call
+// no service), huge to answer.
+func amplifier(n, m int) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range n {
+		fmt.Fprintf(&b, " a%d: restaurants { ...N }", i)
+	}
+	b.WriteString(" } fragment N on Restaurant {")
+	for i := range m {
+		fmt.Fprintf(&b, " n%d: name", i)
+	}
+	b.WriteString(" }")
+	return b.String()
+}
+
+func TestAnswerSizeLimitStopsFieldAmplificationBeforeAnyCall(t *testing.T) {
+	s := newSystem()
+	serve(t, s.deps(), func(t *testing.T, c *client) {
+		q := amplifier(100, 300)
+		require.Less(t, len(q), 6<<10, "a 6 KB query: %d bytes", len(q))
+		resp := c.query(t, "", q, nil)
+		require.Len(t, resp.Errors, 1, "one request error")
+		e := resp.Errors[0]
+		assert.Equal(t, gateway.CodeAnswerTooLarge, e.Code(), "its cost is only 100: the answer's size refuses it (%s)", e.Message)
+		assert.Nil(t, resp.Data, "nothing ran")
+		want := 100 * (1 + gateway.ListSizes["Query.restaurants"]*300)
+		assert.EqualValues(t, want, e.Extensions["fields"], "100 x (restaurants + 10 restaurants x 300 names)")
+		assert.EqualValues(t, gateway.DefaultMaxAnswerFields, e.Extensions["limit"])
+		assert.Contains(t, e.Message, fmt.Sprint(want))
+		assert.Zero(t, s.menu.restaurantsCalls.Load(), "refused before any menu call")
+	})
+}
+
+func TestHomePageAnswersWellInsideTheSizeLimit(t *testing.T) {
+	s := newSystem()
+	deps := s.deps()
+	deps.MaxAnswerFields = gateway.DefaultMaxAnswerFields / 5
+	serve(t, deps, func(t *testing.T, c *client) {
+		for _, q := range []string{homeQuery, `{ home { restaurants { id name menu { id name priceCents } menuStale eta } recommendations { id name } } }`} {
+			resp := c.query(t, "", q, nil)
+			for _, e := range resp.Errors {
+				assert.NotEqual(t, gateway.CodeAnswerTooLarge, e.Code(), "the home page's query must fit a fifth of the limit: %s", e.Message)
+			}
+		}
+	})
+}

@@ -33,6 +33,7 @@ const (
 	CodeValidationFailed     = "VALIDATION_FAILED"      // the query does not fit the schema
 	CodeTooDeep              = "TOO_DEEP"               // the query nests deeper than Deps.MaxDepth
 	CodeCostLimitExceeded    = "COST_LIMIT_EXCEEDED"    // the query costs more than Deps.MaxCost (see DefaultMaxCost); extensions carry "cost" and "limit"
+	CodeAnswerTooLarge       = "ANSWER_TOO_LARGE"       // the answer would hold more fields than Deps.MaxAnswerFields (see DefaultMaxAnswerFields); extensions carry "fields" and "limit"
 	CodeTooLarge             = "TOO_LARGE"              // more than Deps.MaxTokens tokens, or a body over Deps.MaxBodyBytes (HTTP 413)
 	CodeBadVariables         = "BAD_VARIABLES"          // variables do not match the operation's declarations
 	CodeUnknownOperation     = "UNKNOWN_OPERATION"      // operationName is missing or names no operation

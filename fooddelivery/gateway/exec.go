@@ -63,6 +63,9 @@ func (s *server) execute(ctx context.Context, req Request, token string, tokenEr
 	if e := checkCost(doc, op, vars, s.d.MaxCost); e != nil {
 		return &Response{Errors: []Error{*e}}
 	}
+	if e := checkAnswerSize(doc, op, vars, s.d.MaxAnswerFields); e != nil {
+		return &Response{Errors: []Error{*e}}
+	}
 
 	x := &request{s: s, ctx: ctx, doc: doc, vars: vars, serial: op.Operation == ast.Mutation, authSent: token != "" || tokenErr != nil}
 	x.user = lazy(func() (string, error) { return x.authorize(token, tokenErr) })

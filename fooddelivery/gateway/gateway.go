@@ -18,7 +18,8 @@
 //	Deps.MaxDepth fields deep (TOO_DEEP); validation against the schema
 //	(VALIDATION_FAILED); choice of the operation (UNKNOWN_OPERATION; a
 //	mutation over GET gets 405); coercion of the variables
-//	(BAD_VARIABLES); the cost limit, Deps.MaxCost (COST_LIMIT_EXCEEDED).
+//	(BAD_VARIABLES); the cost limit, Deps.MaxCost (COST_LIMIT_EXCEEDED);
+//	the answer's size, Deps.MaxAnswerFields (ANSWER_TOO_LARGE).
 //
 // The response is application/graphql-response+json when the Accept
 // header ranks it at least as high as application/json, and
@@ -112,6 +113,10 @@ type Deps struct {
 	// cost is counted); costlier queries get COST_LIMIT_EXCEEDED and
 	// nothing runs. Zero means DefaultMaxCost.
 	MaxCost int
+	// MaxAnswerFields is the most fields an answer may hold (see
+	// DefaultMaxAnswerFields for how they are counted); larger answers get
+	// ANSWER_TOO_LARGE and nothing runs. Zero means DefaultMaxAnswerFields.
+	MaxAnswerFields int
 
 	// IDE serves GraphiQL to browsers: GET /graphql with text/html in
 	// Accept and no query parameter gets the IDE's page, and
@@ -137,8 +142,9 @@ type server struct {
 // gateway is not mistaken for a dead one). Negative limits in d are a
 // configuration error and panic.
 func New(d Deps) http.Handler {
-	if d.MaxBodyBytes < 0 || d.MaxTokens < 0 || d.MaxDepth < 0 || d.MaxCost < 0 {
-		panic(fmt.Sprintf("gateway: negative limit: MaxBodyBytes=%d MaxTokens=%d MaxDepth=%d MaxCost=%d", d.MaxBodyBytes, d.MaxTokens, d.MaxDepth, d.MaxCost))
+	if d.MaxBodyBytes < 0 || d.MaxTokens < 0 || d.MaxDepth < 0 || d.MaxCost < 0 || d.MaxAnswerFields < 0 {
+		panic(fmt.Sprintf("gateway: negative limit: MaxBodyBytes=%d MaxTokens=%d MaxDepth=%d MaxCost=%d MaxAnswerFields=%d",
+			d.MaxBodyBytes, d.MaxTokens, d.MaxDepth, d.MaxCost, d.MaxAnswerFields))
 	}
 	if d.Instance == nil {
 		d.Instance = fooddelivery.NewInstance("gateway", 0, fooddelivery.NewMetrics())
@@ -154,6 +160,9 @@ func New(d Deps) http.Handler {
 	}
 	if d.MaxCost == 0 {
 		d.MaxCost = DefaultMaxCost
+	}
+	if d.MaxAnswerFields == 0 {
+		d.MaxAnswerFields = DefaultMaxAnswerFields
 	}
 	s := &server{d: d, rules: rules.NewDefaultRules()}
 	s.rules.AddRule(rejectUnsupportedDirectives.Name, rejectUnsupportedDirectives.RuleFunc)
