@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/faults"
@@ -92,6 +93,12 @@ routes), Prometheus metrics at /metrics and a live dashboard at / (open it in a
 browser). They answer only requests for the gateway's own loopback address and
 port, never another site's page.
 
+Every state is in memory: a restart loses the orders, the payment ledger, its
+idempotency keys and the reviews, and starts with the faults, breakers and
+budgets the flags give. Order ids name the run (ord-<start time>-N), so no
+restart gives an id again, and a charge's key, made from its order id, can
+never meet a key of an earlier run.
+
 Labs and what each choice plugs:
 %s
 Examples:
@@ -100,6 +107,14 @@ Examples:
   go run ./cmd/workshop live 05 -fault "payment=error,status=503"
   go run ./cmd/fooddelivery -plan reference -scenario game-day
 `
+
+// runPrefix names a run of the system in its order ids ("ord-mbx3k2qa-1"):
+// every state is in memory and a restart starts over, so ids must not
+// start over with it (an order id keys its charge's idempotency key).
+// It is the start time in milliseconds, in base 36.
+func runPrefix(start time.Time) string {
+	return "ord-" + strconv.FormatInt(start.UnixMilli(), 36) + "-"
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -182,6 +197,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	w.Cfg.Network = memnet.NewLoopback()
 	w.Cfg.GatewayAddr = opts.addr
 	w.Cfg.Limits["order"] = opts.orderLimit
+	w.Cfg.OrderIDPrefix = runPrefix(time.Now())
 	var live *gameday.Live
 	if opts.game != "" {
 		live = gameday.PrepareLive(&w.Cfg) // the game day's capacity, and its auth watch

@@ -13,8 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/gateway"
+	"github.com/gophereats/resilience/fooddelivery/order"
 	"github.com/gophereats/resilience/fooddelivery/system"
 	"github.com/gophereats/resilience/internal/compose"
 )
@@ -350,4 +353,16 @@ func TestRunPlanFlagRunsAGameDayPlan(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Every state is in memory, so a restart must not hand out an order id of
+// an earlier run: the ids carry the run's start time.
+func TestOrderIDsNameTheRun(t *testing.T) {
+	start := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	first, again := runPrefix(start), runPrefix(start.Add(time.Millisecond))
+	assert.NotEqual(t, first, again, "a restart a millisecond later")
+	assert.Regexp(t, `^ord-[0-9a-z]+-$`, first)
+	s := order.NewStore()
+	s.Prefix = first
+	assert.Equal(t, first+"1", s.NewID())
 }

@@ -11,6 +11,10 @@ import (
 // Store holds the order service's orders. It is safe for concurrent use;
 // the zero value is not usable, call NewStore.
 type Store struct {
+	// Prefix starts every id NewID returns; "" means "ord-". Set it
+	// before the first NewID.
+	Prefix string
+
 	mu     sync.Mutex
 	seq    int
 	orders map[string]entry
@@ -25,13 +29,18 @@ type entry struct {
 // NewStore returns an empty store.
 func NewStore() *Store { return &Store{orders: map[string]entry{}} }
 
-// NewID returns a fresh order id ("ord-1", "ord-2", ...), unique within
-// the store.
+// NewID returns a fresh order id, Prefix and a number ("ord-1",
+// "ord-2", ...), unique within the store; a Prefix that names the run
+// (system.Config.OrderIDPrefix) makes it unique across runs too.
 func (s *Store) NewID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
-	return "ord-" + strconv.Itoa(s.seq)
+	p := s.Prefix
+	if p == "" {
+		p = "ord-"
+	}
+	return p + strconv.Itoa(s.seq)
 }
 
 // Put stores o under o.ID, stamped with the current time (time.Now, so

@@ -69,6 +69,11 @@ type Config struct {
 	// ("order": 10) or, for the menu replicas, by service name ("menu").
 	// A limit of 0 means unlimited; missing names use DefaultLimits.
 	Limits map[string]int
+	// OrderIDPrefix starts every order id (order.Store.Prefix); "" means
+	// "ord-", so that ids read ord-1, ord-2, ... A system that is run,
+	// stopped and run again (cmd/fooddelivery) passes one that names the
+	// run, so that no id of an earlier run is given again.
+	OrderIDPrefix string
 	// Metrics is the counter registry the system fills (System.Metrics).
 	// nil means a new one (fooddelivery.NewMetrics). Pass one to register
 	// pattern readers (Metrics.ReportBreaker, ...) before the system
@@ -236,6 +241,7 @@ func Start(cfg Config) (*System, error) {
 		Catalog: menu.DefaultCatalog(),
 		Reviews: menu.NewReviewBook(),
 	}
+	s.Store.Prefix = cfg.OrderIDPrefix
 	s.Metrics.ReportChargedTwice(s.Ledger.OrdersChargedMoreThanOnce)
 	if err := s.start(cfg, replicas); err != nil {
 		s.Close()
