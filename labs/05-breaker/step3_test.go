@@ -273,3 +273,32 @@ func TestStep3FailureJudgesTypesNotText(t *testing.T) {
 		}
 	})
 }
+
+// A 4xx answer is about the caller's request whatever sentinel a client
+// put beside it: a Failure that forgives only the sentinels it knows
+// would count a declined card that some client classed as unavailable,
+// and a run of them would open the breaker on a healthy payment service.
+func TestStep3A4xxIsTheCallersWhateverItsSentinel(t *testing.T) {
+	callErr := func(status int, sentinel error) error {
+		return &fooddelivery.CallError{Service: "payment", Status: status, Err: sentinel}
+	}
+	cases := []struct {
+		name string
+		err  error
+	}{
+		{"a declined card (402) a client classed as ErrUnavailable", callErr(http.StatusPaymentRequired, fooddelivery.ErrUnavailable)},
+		{"a 409 Conflict classed as ErrUnavailable", callErr(http.StatusConflict, fooddelivery.ErrUnavailable)},
+		{"a 422 with no sentinel at all", callErr(http.StatusUnprocessableEntity, nil)},
+		{"a 409 with no sentinel, inside a wrapper", opaque{callErr(http.StatusConflict, nil)}},
+	}
+	labtest.Run(t, labtest.Options{Step: 3}, func(t *testing.T) {
+		for i, c := range cases {
+			if breaker.Failure(c.err) {
+				t.Errorf("step 3: case %d of %d, %s: Failure returned true, want false. The status says the caller's request "+
+					"was refused (CallError.Status 400-499, 429 aside), whatever sentinel sits beside it: look at the status "+
+					"first (errors.As for *fooddelivery.CallError), then at the sentinels. Ten declined cards in a row would "+
+					"otherwise open the breaker on a healthy payment service.", i+1, len(cases), c.name)
+			}
+		}
+	})
+}

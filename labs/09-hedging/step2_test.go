@@ -320,3 +320,32 @@ func firstFew(ns []int) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// A hedged read is observed as long as its caller waited for it: from the
+// start of the read, not from the winning copy's own send. Recording the
+// copy's latency teaches the tracker a p95 lower than what callers wait,
+// and the hedges then fire ever earlier.
+func TestStep2HedgedReadIsObservedFromItsStart(t *testing.T) {
+	labtest.Run(t, labtest.Options{Step: 2, Leak: leak}, func(t *testing.T) {
+		const (
+			initial = 100 * time.Millisecond // the hedge delay of the first read
+			fast    = 20 * time.Millisecond  // the copy's replica
+		)
+		sys := labtest.StartSystem(t, system.Config{})
+		require.NoError(t, sys.Faults.Set("menu-1", "", faults.Fault{Latency: stall}), "step 2: stalling menu-1")
+		require.NoError(t, sys.Faults.Set("menu-2", "", faults.Fault{Latency: fast}), "step 2: slowing menu-2")
+		tracker := hedging.NewLatencyTracker(100, 0.95, initial)
+		s, hc := hedged(t, sys, &hedging.Hedger{Latencies: tracker})
+		began := time.Now()
+		_, err := menuAt(hc, "menu-1").Menu(context.Background(), system.SampleRestaurant)
+		took := time.Since(began)
+		require.NoError(t, err, "step 2: a read from the stalled menu-1 failed (attempts went to %s)", labtest.Hosts(s.Attempts()))
+		if d := tracker.Delay(); d < took-slack || d > took+slack {
+			t.Fatalf("step 2: one read, whose first attempt stalled on menu-1 and whose copy went to menu-2 after %v and answered "+
+				"%v later, took %v as its caller waited; the tracker, which has seen only this read, now says %v. "+
+				"Observe each read's latency from the start of the read to its first answer (%v here), not from the "+
+				"winning attempt's own send: a tracker fed the copy's %v learns a percentile lower than what callers wait, "+
+				"and hedges ever earlier.", initial, fast, took, d, took, fast)
+		}
+	})
+}
