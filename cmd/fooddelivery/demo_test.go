@@ -215,6 +215,11 @@ func TestDemoStep1ACascade(t *testing.T) {
 		}
 	}
 	r.holds(calm, "at first nothing turns red", "gateway->order stays ok for the first 5 s of the hang")
+	waiting, okW := first(frames, demoWarmUp, func(f demoFrame) bool { return f.edge("order->payment").Cause == dashboard.CauseWaiting })
+	timedOut, okT := first(frames, demoWarmUp, func(f demoFrame) bool { return f.edge("order->payment").Cause == dashboard.CauseTimeout })
+	r.holds(okW && okT && waiting.at < timedOut.at && timedOut.at-demoWarmUp >= 10*time.Second && timedOut.edge("order->payment").Health == "failing",
+		"order->payment says WAITING, then after 10 s turns red with TIMEOUT (lab 02's naive 10 s per request)",
+		"WAITING %v after the fault, TIMEOUT %v after it (health %s)", waiting.at-demoWarmUp, timedOut.at-demoWarmUp, timedOut.edge("order->payment").Health)
 	r.holds(okA && okR && amber.at <= red.at, "the gateway->order edge turns amber, then red",
 		"amber %v and red %v after the fault (error rates %s, %s)", amber.at-demoWarmUp, red.at-demoWarmUp,
 		pct(amber.edge("gateway->order").ErrorRate), pct(red.edge("gateway->order").ErrorRate))
@@ -284,8 +289,8 @@ func TestDemoStep4ABulkhead(t *testing.T) {
 				gw.InFlight, gw.Limit, end.edge("gateway->order").Cause, end.edge("gateway->menu").Cause, pct(end.edge("gateway->menu").ErrorRate))
 			if side == "solution" {
 				orders := end.edge("gateway->order")
-				r.holds(orders.Cause == dashboard.CauseBulkheadFull, "the gateway->order compartment refuses the rest (BULKHEAD_FULL)",
-					"gateway->order says %q (%d refused full in the window)", orders.Cause, orders.Causes.BulkheadFull)
+				r.holds(orders.Cause == dashboard.CauseBulkheadFull && orders.Health == "failing", "the gateway->order compartment refuses the rest: the edge turns red and says BULKHEAD_FULL",
+					"gateway->order says %q (%d refused full in the window), health %s", orders.Cause, orders.Causes.BulkheadFull, orders.Health)
 				slots := ""
 				for _, b := range end.f.Bulkheads {
 					slots += fmt.Sprintf("%s %d/%d ", b.Compartment, b.InUse, b.Capacity)
@@ -299,8 +304,10 @@ func TestDemoStep4ABulkhead(t *testing.T) {
 				r.holds(reads.pct() >= 99, "menus keep loading", "menu and restaurant reads from 30 s: %s (failures: %s)", reads, reads.errorList())
 				return
 			}
-			r.holds(gw.Limit == 30 && gw.InFlight == 30 && gw.Overloaded > 0, "the hung checkouts take the whole gateway: its node reads 30/30 busy and refuses",
+			r.holds(gw.Limit == 30 && gw.InFlight == 30 && gw.Overloaded > 0, "the hung checkouts take the whole gateway: its node reads 30/30 busy and OVERLOADED",
 				"gateway %d/%d busy, %d refused in the window", gw.InFlight, gw.Limit, gw.Overloaded)
+			r.holds(end.edge("gateway->menu").Health == "ok", "though every edge stays green: the gateway refuses before sending",
+				"gateway->menu is %s", end.edge("gateway->menu").Health)
 			r.holds(reads.pct() >= 45 && reads.pct() <= 75 && reads.errors["OVERLOADED"] > 0, "menus fail too: about 4 in 10 (OVERLOADED)",
 				"menu and restaurant reads from 30 s: %s (failures: %s)", reads, reads.errorList())
 		})

@@ -292,8 +292,11 @@ type Edge struct {
 	Rate       float64  `json:"rate"`
 	ErrorRate  *float64 `json:"errorRate"`
 	P99        *float64 `json:"p99"`
-	// Health is "failing", "degraded" or "ok" (no traffic is ok), from
-	// ErrorRate and the thresholds.
+	// ErrorRate is the share of the edge's calls that failed over the
+	// window: the dependency's errors (5xx, no response) and the calls
+	// the caller refused itself (breaker open, bulkhead full), out of
+	// both. Health is "failing", "degraded" or "ok" (no traffic is ok),
+	// from ErrorRate and the thresholds.
 	Health string `json:"health"`
 	// Breaker is the state of the breaker on the edge ("" for none).
 	Breaker string `json:"breaker"`
@@ -505,6 +508,18 @@ func (d *Dashboard) frame(snap fooddelivery.Snapshot, cur, base, prev *sample, l
 			e.Causes = Causes{Timeouts: now.Timeouts - was.Timeouts, BreakerOpen: now.BreakerOpen - was.BreakerOpen,
 				BulkheadFull: now.BulkheadFull - was.BulkheadFull, BudgetSpent: now.BudgetSpent - was.BudgetSpent,
 				Overloaded: now.Overloaded - was.Overloaded, Fallbacks: now.Fallbacks - was.Fallbacks}
+		}
+		// The calls the caller refused itself never reached the
+		// dependency, where the error rate is measured: they are
+		// failures of the edge all the same.
+		if refused := e.Causes.BreakerOpen + e.Causes.BulkheadFull; refused > 0 {
+			failed := float64(refused)
+			if w.ErrorRate != nil {
+				failed += *w.ErrorRate * float64(w.Answered)
+			}
+			r := failed / float64(w.Answered+refused)
+			e.ErrorRate = roundp(&r)
+			e.Health = d.health(&r)
 		}
 		e.Cause = e.Causes.cause()
 		if e.Cause == "" && waiting(e.InFlight, w) {

@@ -561,6 +561,10 @@ func TestEdgesNameTheirCause(t *testing.T) {
 		}
 		assert.Equal(t, dashboard.Causes{Timeouts: 12, Fallbacks: 40}, edges["order->payment"].Causes, "the 100 refusals before the window are not in it")
 		assert.Equal(t, dashboard.Causes{BulkheadFull: 64, BreakerOpen: 3}, edges["gateway->order"].Causes)
+		if e := edges["gateway->order"]; assert.NotNil(t, e.ErrorRate) {
+			assert.Equal(t, 1.0, *e.ErrorRate, "67 calls refused by the caller, none reached order: every call failed")
+			assert.Equal(t, "failing", e.Health, "a refused call is a failed one, though the dependency never saw it")
+		}
 		assert.Equal(t, int64(4), edges["gateway->courier"].InFlight)
 		assert.Equal(t, int64(64), f.Totals.BulkheadFull)
 		assert.Equal(t, int64(103), f.Totals.BreakerOpen, "totals count since the start")

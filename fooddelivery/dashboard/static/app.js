@@ -165,7 +165,7 @@ function drawDiagram(f) {
     if (stat) stat.textContent = `${rate(n.rate)} · p99 ${dur(n.p99)}`;
     const line = g.querySelector(".busy-line"), own = g.querySelector(".refused-line");
     line.replaceChildren();
-    if (own) own.textContent = n.overloaded ? `${n.overloaded} refused` : "";
+    if (own) own.textContent = n.overloaded ? `OVERLOADED ${n.overloaded}` : "";
     // The room view always says how busy a node is; the full view only
     // when it is.
     if (n.inFlight || n.overloaded || own) {
