@@ -98,3 +98,32 @@ func TestOversizedBodyGets413NotAReset(t *testing.T) {
 		assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
 	})
 }
+
+// A kept-alive connection that carries no request for system.IdleTimeout
+// is closed; one that is used stays open.
+func TestIdleConnectionsAreClosed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys, err := system.Start(system.Config{})
+		require.NoError(t, err)
+		defer sys.Close()
+		c, err := (&memnet.Dialer{Network: sys.Network}).Dial("tcp", "gateway:80")
+		require.NoError(t, err)
+		defer c.Close()
+		r := bufio.NewReader(c)
+		start := time.Now()
+		for range 2 {
+			_, err = fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n")
+			require.NoError(t, err)
+			resp, err := http.ReadResponse(r, nil)
+			require.NoError(t, err)
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			time.Sleep(system.IdleTimeout - time.Second) // used again before the limit: still open
+		}
+		_, err = r.ReadByte()
+		assert.Error(t, err, "the connection is closed once idle for the limit")
+		assert.Equal(t, 2*system.IdleTimeout-time.Second, time.Since(start).Round(time.Second),
+			"closed %v after its last request (sent at %v)", system.IdleTimeout, system.IdleTimeout-time.Second)
+	})
+}

@@ -38,6 +38,15 @@ const (
 	SampleToken = "tok-alice"
 )
 
+// The limits every server of the system holds its connections to: a
+// request's headers must arrive within HeaderTimeout (its body within
+// fooddelivery.BodyTimeout after them), and a kept-alive connection
+// that carries no request for IdleTimeout is closed.
+const (
+	HeaderTimeout = 10 * time.Second
+	IdleTimeout   = 2 * time.Minute
+)
+
 // DefaultLimits are the per-instance concurrency limits used for instances
 // that Config.Limits does not name. They are generous: a lab that studies
 // exhaustion sets a small limit on the instance it is about.
@@ -385,7 +394,7 @@ func (s *System) start(cfg Config, replicas int) error {
 			s.front = &front{gateway: h}
 			h = s.front
 		}
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: HeaderTimeout, IdleTimeout: IdleTimeout}
 		s.servers = append(s.servers, srv)
 		go srv.Serve(l)
 	}
