@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sync"
 	"testing"
@@ -70,17 +71,25 @@ func TestStalledBodiesHoldNoSlot(t *testing.T) {
 	})
 }
 
+// rawGateway starts a system with cfg and returns a raw connection to its
+// gateway; both are closed when the test ends.
+func rawGateway(t *testing.T, cfg system.Config) net.Conn {
+	t.Helper()
+	sys, err := system.Start(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { sys.Close() })
+	c, err := (&memnet.Dialer{Network: sys.Network}).Dial("tcp", "gateway:80")
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // A body over the gateway's limit, up to fooddelivery.MaxAwaitedBody, is
 // read whole before the 413, so the client that sends it all before
 // reading gets the answer, not a reset.
 func TestOversizedBodyGets413NotAReset(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys, err := system.Start(system.Config{})
-		require.NoError(t, err)
-		defer sys.Close()
-		c, err := (&memnet.Dialer{Network: sys.Network}).Dial("tcp", "gateway:80")
-		require.NoError(t, err)
-		defer c.Close()
+		c := rawGateway(t, system.Config{})
 		body := make([]byte, 2<<20)
 		for i := range body {
 			body[i] = ' '
@@ -103,16 +112,11 @@ func TestOversizedBodyGets413NotAReset(t *testing.T) {
 // is closed; one that is used stays open.
 func TestIdleConnectionsAreClosed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys, err := system.Start(system.Config{})
-		require.NoError(t, err)
-		defer sys.Close()
-		c, err := (&memnet.Dialer{Network: sys.Network}).Dial("tcp", "gateway:80")
-		require.NoError(t, err)
-		defer c.Close()
+		c := rawGateway(t, system.Config{})
 		r := bufio.NewReader(c)
 		start := time.Now()
 		for range 2 {
-			_, err = fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n")
+			_, err := fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n")
 			require.NoError(t, err)
 			resp, err := http.ReadResponse(r, nil)
 			require.NoError(t, err)
@@ -121,7 +125,7 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 			require.Equal(t, http.StatusOK, resp.StatusCode)
 			time.Sleep(system.IdleTimeout - time.Second) // used again before the limit: still open
 		}
-		_, err = r.ReadByte()
+		_, err := r.ReadByte()
 		assert.Error(t, err, "the connection is closed once idle for the limit")
 		assert.Equal(t, 2*system.IdleTimeout-time.Second, time.Since(start).Round(time.Second),
 			"closed %v after its last request (sent at %v)", system.IdleTimeout, system.IdleTimeout-time.Second)
