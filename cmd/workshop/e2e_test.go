@@ -268,8 +268,8 @@ func TestVerifyFixtureLab(t *testing.T) {
 
 		out.Reset()
 		err := run(ctx, []string{"workshop", "-C", root, "mutant", "01", "wrong-claim"}, &out, &out)
-		if !errors.Is(err, repo.ErrFailed) || !strings.Contains(out.String(), "NOT CAUGHT: step 2 passes against the mutant (failing instead: step 1)") {
-			t.Errorf("mutant 01 wrong-claim: got %v, want errFailed and NOT CAUGHT:\n%s", err, out.String())
+		if !errors.Is(err, repo.ErrFailed) || !strings.Contains(out.String(), "the mutant names step 2, lab 01's experiment: the experiment measures and does not run against mutants") {
+			t.Errorf("mutant 01 wrong-claim: got %v, want errFailed and the experiment named:\n%s", err, out.String())
 		}
 
 		out.Reset()
@@ -300,7 +300,7 @@ func TestVerifyFixtureLab(t *testing.T) {
 			"ok   01-timeouts clause 4: every starter failure tells its story",
 			"ok   01-timeouts clause 5: the solution passes every test (-count=3; the experiment once, without -race)",
 			"ok   01-timeouts clause 6: mutant off-by-one is caught by step 1",
-			"FAIL 01-timeouts clause 6: mutant wrong-claim is caught by step 2: step 2 passes against the mutant (failing instead: step 1)",
+			"FAIL 01-timeouts clause 6: mutant wrong-claim is caught by step 2: the mutant names step 2, lab 01's experiment: the experiment measures and does not run against mutants; name the step whose assertion catches it",
 			"ok   01-timeouts clause 8: imports no other lab and no solution",
 			"ok   01-timeouts clause 9: README.md has the sections in order",
 			"ok   01-timeouts clause 9: HINTS.md parses, its steps have tests, its hints go from gentle to explicit, and README.md links to it",

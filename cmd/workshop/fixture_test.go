@@ -13,7 +13,8 @@ import (
 )
 
 // fixture is a tiny workshop: one lab with two steps, its solution, a mutant
-// that step 1 catches and one that claims a step it does not fail.
+// that step 1 catches and one that claims the experiment, which no mutant
+// can be caught by.
 var fixture = map[string]string{
 	"go.mod": "module example.com/fixture\n\ngo 1.25\n",
 	"labs/01-timeouts/timeouts.go": `// Package timeouts is a fixture lab.

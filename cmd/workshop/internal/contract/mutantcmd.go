@@ -102,7 +102,7 @@ func Mutant(ctx context.Context, ws *repo.Workspace, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	fmt.Fprintf(w, "Running go test -count=1 %s against the reference, then against the mutant ...\n\n", l.Pattern())
+	fmt.Fprintf(w, "Running go test -count=1 %s (every step but the experiment) against the reference, then against the mutant ...\n\n", l.Pattern())
 	refPassed, refErrs := referencePassed(ctx, ws, info, editable, solFiles, tmp)
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -139,7 +139,7 @@ func Mutant(ctx context.Context, ws *repo.Workspace, args []string) error {
 		}
 		return repo.ErrFailed
 	}
-	learner.PrintSteps(w, ws.Root, info, o)
+	learner.PrintSteps(w, ws.Root, info.WithoutExperiment(), o)
 	fmt.Fprintln(w)
 	why, detail, also := mutantVerdict(o, m, refPassed)
 	if why != "" {

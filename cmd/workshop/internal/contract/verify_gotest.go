@@ -209,8 +209,8 @@ func referencePassed(ctx context.Context, ws *repo.Workspace, info lab.Info, edi
 	if err != nil {
 		return nil, []string{err.Error()}
 	}
-	run, res := ws.GoTest(ctx, lab.TestTimeout, append(overlayArgs(overlay), "-count=1", info.Pattern())...)
-	o := lab.OutcomeOf(ws, info, run, res)
+	run, res := ws.GoTest(ctx, lab.TestTimeout, append(overlayArgs(overlay), "-count=1", "-skip", gotest.ExperimentPattern, info.Pattern())...)
+	o := lab.OutcomeOf(ws, info.WithoutExperiment(), run, res)
 	if o.CompileErrs != nil {
 		return nil, o.CompileErrs
 	}

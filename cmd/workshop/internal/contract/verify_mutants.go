@@ -82,8 +82,11 @@ func (lr *labRun) mutants(ctx context.Context) error {
 }
 
 // runMutant applies m to the references, overlays the solution and the
-// edited files on the lab, and runs the lab's tests with the extra flags.
-// It returns the problems when the mutant does not apply.
+// edited files on the lab, and runs the lab's tests but the experiment
+// with the extra flags (the experiment measures, against the starter and
+// the reference as well: on lab 10 it is half the run, and no mutant is
+// caught by it, see lab.Mutant.StepProblem). It returns the problems when
+// the mutant does not apply.
 func runMutant(ctx context.Context, ws *repo.Workspace, l lab.Lab, info lab.Info, editable []string, solFiles map[string]string, refs map[string][]byte, m lab.Mutant, tmp string, flags ...string) (lab.Outcome, []string) {
 	rel := path.Join("solutions", l.Name, "mutants", m.Name+lab.MutantExt)
 	written, problems := lab.WriteMutant(filepath.Join(tmp, "mutants", m.Name), rel, m, refs)
@@ -107,8 +110,9 @@ func runMutant(ctx context.Context, ws *repo.Workspace, l lab.Lab, info lab.Info
 	if !slices.Contains(flags, "-race") {
 		env = mutantEnv
 	}
-	run, res := ws.GoTestEnv(ctx, lab.TestTimeout, env, append(append(overlayArgs(overlay), flags...), l.Pattern())...)
-	return lab.OutcomeOf(ws, info, run, res), nil
+	args := append(append(overlayArgs(overlay), flags...), "-skip", gotest.ExperimentPattern, l.Pattern())
+	run, res := ws.GoTestEnv(ctx, lab.TestTimeout, env, args...)
+	return lab.OutcomeOf(ws, info.WithoutExperiment(), run, res), nil
 }
 
 // mutantVerdict says why a mutant's run does not show it caught by its

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"time"
 
@@ -115,4 +116,45 @@ func OutcomeOf(ws *repo.Workspace, info Info, run *gotest.Run, res repo.Result) 
 	}
 	o.Steps = StepResults(o.Pkg, info.Tests.Tests, info.Steps)
 	return o
+}
+
+// ExperimentSteps returns the steps whose tests are all experiments
+// (TestStep<N>Experiment, gotest.ExperimentPattern), in order: the steps
+// that measure rather than judge one behaviour.
+func (info Info) ExperimentSteps() []int {
+	var out []int
+	for _, n := range info.Steps {
+		tests, all := 0, true
+		for _, t := range info.Tests.Tests {
+			if StepOf(t) == n {
+				tests++
+				all = all && experimentTest.MatchString(t)
+			}
+		}
+		if tests > 0 && all {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// WithoutExperiment returns info without the experiment tests and the
+// steps they alone make up: what a run with -skip
+// gotest.ExperimentPattern can report on.
+func (info Info) WithoutExperiment() Info {
+	exp := info.ExperimentSteps()
+	out := info
+	out.Tests.Tests = nil
+	for _, t := range info.Tests.Tests {
+		if !experimentTest.MatchString(t) {
+			out.Tests.Tests = append(out.Tests.Tests, t)
+		}
+	}
+	out.Steps = nil
+	for _, n := range info.Steps {
+		if !slices.Contains(exp, n) {
+			out.Steps = append(out.Steps, n)
+		}
+	}
+	return out
 }

@@ -101,3 +101,38 @@ func TestRaceSupported(t *testing.T) {
 		}
 	}
 }
+
+// A mutant's run skips the experiment: its step leaves the outcome when
+// the experiment is all it holds, and stays when other tests share it.
+func TestWithoutExperiment(t *testing.T) {
+	info := Info{
+		Lab:   Lab{Name: "03-retries", Present: true},
+		Tests: TestSource{Tests: []string{"TestStep1A", "TestStep2B", "TestStep2Experiment", "TestStep3Experiment", "TestStep3C"}},
+		Steps: []int{1, 2, 3},
+	}
+	info.Tests.Tests = info.Tests.Tests[:3]
+	info.Steps = []int{1, 2}
+	if got := info.ExperimentSteps(); len(got) != 0 {
+		t.Errorf("step 2 holds TestStep2B beside the experiment: ExperimentSteps = %v, want none", got)
+	}
+	info.Tests.Tests = []string{"TestStep1A", "TestStep2B", "TestStep3Experiment"}
+	info.Steps = []int{1, 2, 3}
+	if got := info.ExperimentSteps(); !slices.Equal(got, []int{3}) {
+		t.Errorf("ExperimentSteps = %v, want [3]", got)
+	}
+	w := info.WithoutExperiment()
+	if !slices.Equal(w.Steps, []int{1, 2}) || !slices.Equal(w.Tests.Tests, []string{"TestStep1A", "TestStep2B"}) {
+		t.Errorf("WithoutExperiment: steps %v, tests %v; want [1 2] and the two step tests", w.Steps, w.Tests.Tests)
+	}
+	if !slices.Equal(info.Tests.Tests, []string{"TestStep1A", "TestStep2B", "TestStep3Experiment"}) {
+		t.Errorf("WithoutExperiment changed its receiver's tests: %v", info.Tests.Tests)
+	}
+	m := Mutant{Name: "x", Step: 3}
+	if p := m.StepProblem(info); !strings.Contains(p, "step 3, lab 03's experiment") {
+		t.Errorf("a mutant caught by the experiment: StepProblem = %q, want it to name the experiment", p)
+	}
+	m.Step = 2
+	if p := m.StepProblem(info); p != "" {
+		t.Errorf("a mutant caught by step 2: StepProblem = %q, want none", p)
+	}
+}

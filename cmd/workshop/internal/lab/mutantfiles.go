@@ -51,8 +51,12 @@ func Mutants(ws *repo.Workspace, l Lab) (dir string, mutants []Mutant, problems 
 	return dir, mutants, problems
 }
 
-// StepProblem says why m's step is not one of the lab's steps, or "".
+// StepProblem says why m's step cannot catch it (not one of the lab's
+// steps, or the experiment), or "".
 func (m Mutant) StepProblem(info Info) string {
+	if slices.Contains(info.ExperimentSteps(), m.Step) {
+		return fmt.Sprintf("the mutant names step %d, lab %s's experiment: the experiment measures and does not run against mutants; name the step whose assertion catches it", m.Step, info.Num())
+	}
 	if slices.Contains(info.Steps, m.Step) {
 		return ""
 	}
