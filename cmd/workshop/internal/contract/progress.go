@@ -164,13 +164,17 @@ func round(d time.Duration) string {
 
 // partNames lists verify's parts in the order they are reported.
 func partNames(labs []string, project bool) []string {
-	names := slices.Clone(labs)
+	names := append([]string{buildCachePart}, labs...)
 	names = append(names, learnerBuildPart)
 	if project {
 		names = append(names, projectParts...)
 	}
 	return names
 }
+
+// buildCachePart is the part that fills the build cache before the checks
+// start (see warmBuildCache).
+const buildCachePart = "the build cache"
 
 // learnerBuildPart is the part that builds the running system with every
 // starter's learner code (clause 10).
@@ -180,6 +184,7 @@ const learnerBuildPart = "the running system's build"
 // on a fresh clone on a 2-core machine (the estimate scales them to the
 // machine it runs on).
 var partFinishes = map[string]time.Duration{
+	"the build cache":          80 * time.Second,
 	"benchmarks":               19 * time.Second,
 	"browser tests":            77 * time.Second,
 	"go vet, gofmt and go.mod": 77 * time.Second,
