@@ -50,11 +50,12 @@
 // PRODUCTION.md; the rest has at most 2,000 words outside code and tables.
 //
 // Hints. Each lab's hints are in labs/NN-name/HINTS.md (the format is
-// documented on lab.ParseHints): a level-2 heading "## Step N" per step,
+// documented in package lab, above lab.HintFile): a level-2 heading "## Step N" per step,
 // in increasing order, and under it a level-3 heading per hint whose text is
 // the symptom the hint answers (a failure message), its body the Markdown
 // below, the gentlest hint first. hint runs the lab's tests, finds the first
-// step that does not pass and prints that step's next hint not yet shown.
+// step that does not pass and prints that step's next hint not yet shown,
+// preferring a chain whose heading quotes the failure on the screen.
 // What was shown is remembered per repository (its absolute path), lab and
 // step in gophereats-workshop/hints.json under the user's cache directory
 // (else their config directory), never in the repository; "hint NN --reset"

@@ -9,6 +9,7 @@
 // the game day's Score). The conventions it reads are listed in the
 // command's documentation (cmd/workshop) and in CONTRIBUTING.md.
 //
-// It knows no command: it prints nothing and decides nothing about what a
-// learner or a maintainer is told. It never imports a lab or a solution.
+// It decides nothing about what a learner or a maintainer is told, and
+// prints nothing but what Pin, the maintainer's pin command, reports of
+// the starters it pinned. It never imports a lab or a solution.
 package lab

@@ -23,12 +23,16 @@ import (
 //
 //	List the transient statuses ...        the hint's body, Markdown, up to the next ## or ###
 //
-//	### "the first attempt ... timed out"  the next hint of step 1, a little less gentle
+//	### "Retryable(HTTP 404) = true"       the same heading again: the chain's next hint, less gentle
 //
-// Within a step the hints go from the gentlest to the most explicit (the
-// last ones show code). Headings inside fenced code blocks are body text;
-// deeper headings (####) are body text too. A step has at least one hint
-// and a hint a non-empty body.
+//	### "the first attempt ... timed out"  another symptom of step 1, with a chain of its own
+//
+// The hints under one heading are a chain, from the gentlest to the most
+// explicit (only the last shows code); the contract (clause 9, see
+// hintChainProblems in package contract) wants at least two per chain.
+// Headings inside fenced code blocks are body text; deeper headings (####)
+// are body text too. A step has at least one hint and a hint a non-empty
+// body.
 
 // HintFile is a parsed HINTS.md.
 type HintFile struct {
@@ -61,8 +65,8 @@ func (f HintFile) Step(n int) []Hint {
 
 var hintStepHeading = regexp.MustCompile(`^Step ([0-9]+)$`)
 
-// ParseHints reads a HINTS.md; name is the file's name in the problems it
-// reports, each "name:line: what". It returns what it could read even
+// ParseHints reads a HINTS.md in the form above; name is the file's name
+// in the problems it reports, each "name:line: what". It returns what it could read even
 // when there are problems.
 func ParseHints(name, text string) (HintFile, []string) {
 	var f HintFile

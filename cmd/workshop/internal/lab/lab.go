@@ -124,7 +124,7 @@ func Files(ws *repo.Workspace, dir string) (editable, tests []string, err error)
 type TestSource struct {
 	Tests []string // top-level Test functions (TestMain excluded), in file then source order
 	// Contract violations found in the source, each "file:line: what".
-	ErrorText []string // errors classified by message text (clause 3)
+	ErrorText []string // errors classified by message text (clause 4)
 	Sockets   []string // real sockets or test servers (clause 7)
 	ParseErrs []string // syntax errors
 	Imports   []string // the import paths of the test files, each once
