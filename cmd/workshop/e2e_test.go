@@ -245,7 +245,7 @@ func TestVerifyFixtureLab(t *testing.T) {
 		if err := run(ctx, []string{"workshop", "-C", root, "mutant", "01"}, &out, &out); err != nil {
 			t.Fatalf("mutant 01: %v\n%s", err, out.String())
 		}
-		for _, want := range []string{"2 mutants in solutions/01-timeouts/mutants:", "step 1  off-by-one", "The budget is one second too long."} {
+		for _, want := range []string{"3 mutants in solutions/01-timeouts/mutants:", "step 1  off-by-one", "The budget is one second too long."} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("mutant 01 output lacks %q:\n%s", want, out.String())
 			}
@@ -268,8 +268,8 @@ func TestVerifyFixtureLab(t *testing.T) {
 
 		out.Reset()
 		err := run(ctx, []string{"workshop", "-C", root, "mutant", "01", "wrong-claim"}, &out, &out)
-		if !errors.Is(err, repo.ErrFailed) || !strings.Contains(out.String(), "the mutant names step 2, lab 01's experiment: the experiment measures and does not run against mutants") {
-			t.Errorf("mutant 01 wrong-claim: got %v, want errFailed and the experiment named:\n%s", err, out.String())
+		if !errors.Is(err, repo.ErrFailed) || !strings.Contains(out.String(), "NOT CAUGHT: step 2 passes against the mutant (failing instead: step 1)") {
+			t.Errorf("mutant 01 wrong-claim: got %v, want errFailed and NOT CAUGHT:\n%s", err, out.String())
 		}
 
 		out.Reset()
@@ -289,7 +289,7 @@ func TestVerifyFixtureLab(t *testing.T) {
 		t.Setenv("CGO_ENABLED", "0") // the output below is without -race
 		out.Reset()
 		if err := run(ctx, []string{"workshop", "-C", root, "verify", "01"}, &out, io.Discard); !errors.Is(err, repo.ErrFailed) {
-			t.Fatalf("verify 01: got %v, want ErrFailed (the wrong-claim mutant)\n%s", err, out.String())
+			t.Fatalf("verify 01: got %v, want ErrFailed (the wrong-claim and experiment-only mutants)\n%s", err, out.String())
 		}
 		text := out.String()
 		t.Logf("verify output:\n%s", text)
@@ -300,7 +300,10 @@ func TestVerifyFixtureLab(t *testing.T) {
 			"ok   01-timeouts clause 4: every starter failure tells its story",
 			"ok   01-timeouts clause 5: the solution passes every test (-count=3; the experiment once, without -race)",
 			"ok   01-timeouts clause 6: mutant off-by-one is caught by step 1",
-			"FAIL 01-timeouts clause 6: mutant wrong-claim is caught by step 2: the mutant names step 2, lab 01's experiment: the experiment measures and does not run against mutants; name the step whose assertion catches it",
+			"FAIL 01-timeouts clause 6: mutant wrong-claim is caught by step 2: step 2 passes against the mutant (failing instead: step 1)",
+			// The experiment does not run against a mutant: one only it
+			// fails is not caught.
+			"FAIL 01-timeouts clause 6: mutant experiment-only is caught by step 2: every test passes against the mutant",
 			"ok   01-timeouts clause 8: imports no other lab and no solution",
 			"ok   01-timeouts clause 9: README.md has the sections in order",
 			"ok   01-timeouts clause 9: HINTS.md parses, its steps have tests, its hints go from gentle to explicit, and README.md links to it",
@@ -310,8 +313,8 @@ func TestVerifyFixtureLab(t *testing.T) {
 				t.Errorf("verify output lacks %q", want)
 			}
 		}
-		if !strings.HasSuffix(text, " passed, 1 failed\n") {
-			t.Errorf("verify 01 does not end with one failed check (the wrong-claim mutant)")
+		if !strings.HasSuffix(text, " passed, 2 failed\n") {
+			t.Errorf("verify 01 does not end with two failed checks (the wrong-claim and experiment-only mutants)")
 		}
 	})
 }

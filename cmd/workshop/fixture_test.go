@@ -12,9 +12,10 @@ import (
 	"github.com/gophereats/resilience/cmd/workshop/internal/testkit"
 )
 
-// fixture is a tiny workshop: one lab with two steps, its solution, a mutant
-// that step 1 catches and one that claims the experiment, which no mutant
-// can be caught by.
+// fixture is a tiny workshop: one lab with two steps (the second holds the
+// experiment and one test more), its solution, a mutant that step 1
+// catches, one that claims a step it does not fail, and one that only the
+// experiment would catch (a mutant's run skips the experiment).
 var fixture = map[string]string{
 	"go.mod": "module example.com/fixture\n\ngo 1.25\n",
 	"labs/01-timeouts/timeouts.go": `// Package timeouts is a fixture lab.
@@ -39,6 +40,12 @@ func TestStep1X(t *testing.T) {
 func TestStep2Experiment(t *testing.T) {
 	if got := Ratio(); got != 5 {
 		t.Fatalf("ratio %d, want 5: see step 2", got)
+	}
+}
+
+func TestStep2NotNegative(t *testing.T) {
+	if got := Ratio(); got < 0 {
+		t.Fatalf("ratio %d: step 2 wants no negative ratio", got)
 	}
 }
 `,
@@ -100,6 +107,8 @@ func Budget() int { return 2 }
 -- new timeouts.go --
 func Budget() int { return 3 }
 `,
+	"solutions/01-timeouts/mutants/experiment-only.txtar": "The ratio is off by one, which only the experiment sees.\nCaught by step 2.\n" +
+		"-- old timeouts.go --\nfunc Ratio() int { return 5 }\n-- new timeouts.go --\nfunc Ratio() int { return 4 }\n",
 	"solutions/01-timeouts/mutants/wrong-claim.txtar": "The budget is zero.\r\nCaught by step 2.\r\n" +
 		"-- old timeouts.go --\r\nfunc Budget() int { return 2 }\r\n-- new timeouts.go --\r\nfunc Budget() int { return 0 }\r\n",
 }

@@ -142,7 +142,7 @@ Instructors and people writing labs:
   verify NN   check the lab contract for lab NN only
   mutant NN [name]
               list lab NN's mutants, or show one as a diff against the reference and run the lab's
-              tests against it
+              tests but the experiment against it
   pin         rewrite labs/starters.txt from the current lab starter files
   help        this text (also -h, --help)
 `

@@ -16,7 +16,8 @@ import (
 
 // Mutant is "mutant NN [name]", for people writing labs: without a name
 // it lists the lab's mutants; with one it prints the mutant as a unified
-// diff against the reference and runs the lab's tests against it.
+// diff against the reference and runs the lab's tests against it, every
+// test but the experiment, as verify does (see runMutant).
 func Mutant(ctx context.Context, ws *repo.Workspace, args []string) error {
 	labs, err := lab.List(ws)
 	if err != nil {
@@ -36,7 +37,7 @@ func Mutant(ctx context.Context, ws *repo.Workspace, args []string) error {
 		for _, m := range mutants {
 			fmt.Fprintf(w, "  step %d  %-32s %s\n", m.Step, m.Name, m.Pitfall)
 		}
-		fmt.Fprintf(w, "\nShow one and run the lab's tests against it: go run ./cmd/workshop mutant %s NAME\n", l.Num())
+		fmt.Fprintf(w, "\nShow one and run the lab's tests (but the experiment) against it: go run ./cmd/workshop mutant %s NAME\n", l.Num())
 		if len(problems) > 0 {
 			return repo.ErrFailed
 		}

@@ -14,10 +14,10 @@ import (
 // progress tells, on stderr, which parts of verify are running and about
 // how long is left, while the report goes to stdout unchanged: on a
 // terminal a status line redrawn every second, elsewhere (CI, a pipe) one
-// line each time a part finishes. A part is a lab, the running system's
-// build or one of the project's checks. Since everything runs side by
-// side, a part is known by when it finished in a measured run (its
-// expected finish, after verify's start); the estimate scales the last
+// line each time a part finishes. A part is the build cache (filled first,
+// alone), a lab, the running system's build or one of the project's
+// checks. Since the rest runs side by side, a part is known by when it
+// finished in a measured run (its expected finish, after verify's start); the estimate scales the last
 // expected finish by how much slower or faster than that this run's
 // finished parts were.
 type progress struct {
@@ -135,21 +135,31 @@ func (p *progress) summaryLocked() string {
 
 // leftLocked estimates the time left: the latest expected finish, scaled
 // by how long this run's finished parts took against their expected
-// finishes, less the time spent. It is never below a second.
+// finishes, less the time spent. The build cache, filled before anything
+// else starts, takes a minute on a cold cache and a second on a warm one:
+// once it is done, every time is counted from its end, not from the start.
+// The estimate is never below a second.
 func (p *progress) leftLocked() time.Duration {
+	base, offset := p.start, time.Duration(0)
+	if pt := p.parts[buildCachePart]; pt != nil && !pt.finished.IsZero() {
+		base, offset = pt.finished, pt.expected
+	}
 	var last, took, expected time.Duration
-	for _, pt := range p.parts {
-		last = max(last, pt.expected)
+	for name, pt := range p.parts {
+		if base != p.start && name == buildCachePart {
+			continue
+		}
+		last = max(last, pt.expected-offset)
 		if !pt.finished.IsZero() {
-			took += pt.finished.Sub(p.start)
-			expected += pt.expected
+			took += pt.finished.Sub(base)
+			expected += pt.expected - offset
 		}
 	}
 	scale := 1.0
 	if expected > 0 {
 		scale = float64(took) / float64(expected)
 	}
-	left := time.Duration(scale*float64(last)) - p.now().Sub(p.start)
+	left := time.Duration(scale*float64(last)) - p.now().Sub(base)
 	return max(left, time.Second)
 }
 

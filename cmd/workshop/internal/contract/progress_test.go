@@ -59,3 +59,25 @@ func TestEveryPartHasAMeasuredFinish(t *testing.T) {
 		}
 	}
 }
+
+// On a warm build cache the first part takes a second, not the minute the
+// measured run took: the estimate counts from its end, so that it does not
+// shrink the rest to nothing.
+func TestProgressCountsFromTheBuildCachesEnd(t *testing.T) {
+	var out bytes.Buffer
+	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	expected := map[string]time.Duration{buildCachePart: 60 * time.Second, "lab 01-a": 120 * time.Second, "lab 02-b": 300 * time.Second}
+	p := newProgress(&out, expected, []string{buildCachePart, "lab 01-a", "lab 02-b"})
+	p.start, p.now = now, func() time.Time { return now }
+	p.begin(buildCachePart)
+	now = now.Add(2 * time.Second)
+	p.end(buildCachePart)
+	if got, want := out.String(), "verify: the build cache done in 2s; 1 of 3 parts done, about 4m00s left\n"; got != want {
+		t.Errorf("printed %q, want %q (the 4m00s after the build cache the measured run took)", got, want)
+	}
+	now = now.Add(time.Minute) // the measured run's pace after the cache
+	p.end("lab 01-a")
+	if got := p.summaryLocked(); got != "2 of 3 parts done, about 3m00s left" {
+		t.Errorf("at the measured pace: %q, want 3m00s (4m00s less 1m00s after the cache)", got)
+	}
+}

@@ -36,7 +36,8 @@ type options struct {
 // then the project. When only names a lab ("02" or "02-deadlines"), verify
 // checks that lab alone and skips the project checks.
 //
-// Everything runs side by side: every lab, the runs inside each lab (see
+// After the build cache is filled (see warmBuildCache), everything runs
+// side by side: every lab, the runs inside each lab (see
 // labRun.startRuns) and the project's checks, with one go command more at
 // once than the machine has cores (each waits on its disk now and then;
 // see repo.Gate), the longest first (see prioProjectTests). The report,
@@ -89,8 +90,11 @@ func Verify(ctx context.Context, ws *repo.Workspace, only string) error {
 	}
 
 	prog.begin(buildCachePart)
-	warmBuildCache(ctx, ws, present, only == "", race)
+	err = warmBuildCache(ctx, ws, r, present, only == "", race)
 	prog.end(buildCachePart)
+	if err != nil {
+		return err
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	var project *future[bufferedReport]
@@ -147,38 +151,66 @@ func Verify(ctx context.Context, ws *repo.Workspace, only string) error {
 
 // warmBuildCache compiles, once and before anything else runs, every
 // package the checks build, in each configuration they build it: plain
-// (the starters, the references, vet), with -race (the project's tests
-// and the references) and without cgo (the mutants, see mutantFlags). A
-// go command does not wait for a compile another one is doing, so on a
-// cold build cache the runs verify starts side by side would each compile
-// the whole tree: on a 2-core machine, a minute and a half of CPU time
-// more. The compiles land in the build cache the later go commands read;
-// on a warm cache this takes a second. What fails to compile here is
-// reported by the checks that build it.
-func warmBuildCache(ctx context.Context, ws *repo.Workspace, labs []lab.Lab, project, race bool) {
-	var pkgs []string
-	if project {
-		pkgs = []string{"./..."}
-	} else {
-		for _, l := range labs {
-			pkgs = append(pkgs, l.Pattern())
-		}
-	}
-	if len(pkgs) == 0 {
-		return
-	}
-	list := []string{"list", "-e", "-export", "-deps", "-test", "-f", "{{.ImportPath}}"}
-	ws.GoCmd(ctx, 10*time.Minute, append(list, pkgs...)...)
-	if race {
-		ws.GoCmd(ctx, 10*time.Minute, append(append(list, "-race"), pkgs...)...)
-	}
+// (the starters, the references, the project's vet), with -race (the
+// project's tests, the references, the data-race mutants) and without cgo
+// (the mutants, see mutantFlags). A go command does not wait for a compile
+// another one is doing, so on a cold build cache the runs verify starts
+// side by side would each compile the whole tree: on a 2-core machine, a
+// minute and a half of CPU time more. The compiles land in the build cache
+// the later go commands read (go test's vet of each package is not among
+// them: it is quick); on a warm cache this takes a second or two. What
+// fails to compile here is reported by the checks that build it (go list
+// -e still exits 0); a go list that fails outright gets a note, and the
+// checks then compile as they go. It returns ctx's error when ctx ended.
+func warmBuildCache(ctx context.Context, ws *repo.Workspace, r *report, labs []lab.Lab, project, race bool) error {
 	var labPkgs []string
+	raceNeeded := project
 	for _, l := range labs {
 		labPkgs = append(labPkgs, l.Pattern())
+		raceNeeded = raceNeeded || !isCapstone(ws, l) || hasRaceMutant(ws, l)
+	}
+	pkgs := labPkgs
+	if project {
+		pkgs = []string{"./..."}
+	}
+	if len(pkgs) == 0 {
+		return nil
+	}
+	list := func(extra ...string) []string {
+		return append([]string{"list", "-e", "-export", "-deps", "-test", "-f", "{{.ImportPath}}"}, extra...)
+	}
+	type warm struct{ env, args []string }
+	runs := []warm{{nil, list(pkgs...)}}
+	if race && raceNeeded {
+		runs = append(runs, warm{nil, list(append([]string{"-race"}, pkgs...)...)})
 	}
 	if len(labPkgs) > 0 {
-		ws.RunCmdEnv(ctx, 10*time.Minute, mutantEnv, ws.GoBin, append(list, labPkgs...)...)
+		runs = append(runs, warm{mutantEnv, list(labPkgs...)})
 	}
+	for _, w := range runs {
+		res := ws.RunCmdEnv(ctx, 10*time.Minute, w.env, ws.GoBin, w.args...)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if res.Err != nil {
+			r.note(fmt.Sprintf("could not fill the build cache first (go %s: %v: %s): the checks compile as they go, which takes longer",
+				strings.Join(w.args, " "), res.Err, strings.Join(repo.FirstLines(res.Combined(), 2), " ")))
+			return nil
+		}
+	}
+	return nil
+}
+
+// hasRaceMutant reports whether one of l's mutants is a data race, run
+// with -race (false when they cannot be read: clause 6 says why).
+func hasRaceMutant(ws *repo.Workspace, l lab.Lab) bool {
+	_, mutants, _ := lab.Mutants(ws, l)
+	for _, m := range mutants {
+		if m.Race {
+			return true
+		}
+	}
+	return false
 }
 
 // Priorities at verify's gate, longest runs first so that none is left to
