@@ -17,9 +17,9 @@ import (
 // line each time a part finishes. A part is the build cache (filled first,
 // alone), a lab, the running system's build or one of the project's
 // checks. Since the rest runs side by side, a part is known by when it
-// finished in a measured run (its expected finish, after verify's start); the estimate scales the last
-// expected finish by how much slower or faster than that this run's
-// finished parts were.
+// finished in a measured run (its expected finish, after verify's start);
+// the estimate scales the last expected finish by how much slower or
+// faster than that this run's finished parts were.
 type progress struct {
 	mu     sync.Mutex
 	w      io.Writer
@@ -141,12 +141,15 @@ func (p *progress) summaryLocked() string {
 // The estimate is never below a second.
 func (p *progress) leftLocked() time.Duration {
 	base, offset := p.start, time.Duration(0)
-	if pt := p.parts[buildCachePart]; pt != nil && !pt.finished.IsZero() {
-		base, offset = pt.finished, pt.expected
+	cache := p.parts[buildCachePart]
+	if cache != nil && !cache.finished.IsZero() {
+		base, offset = cache.finished, cache.expected
+	} else {
+		cache = nil // not done yet: it counts as any other part
 	}
 	var last, took, expected time.Duration
-	for name, pt := range p.parts {
-		if base != p.start && name == buildCachePart {
+	for _, pt := range p.parts {
+		if pt == cache {
 			continue
 		}
 		last = max(last, pt.expected-offset)

@@ -203,7 +203,8 @@ func passedTests(p *gotest.Package) map[string]bool {
 }
 
 // referencePassed runs the lab's tests but the experiment once against the
-// reference, as runMutant runs a mutant's, and returns which passed; problems when it does not compile.
+// reference, as runMutant runs a mutant's, and returns which passed;
+// problems when it does not compile.
 func referencePassed(ctx context.Context, ws *repo.Workspace, info lab.Info, editable []string, solFiles map[string]string, tmp string) (map[string]bool, []string) {
 	overlay, err := writeOverlay(tmp, "solution.json", solutionOverlay(ws, editable, solFiles))
 	if err != nil {
