@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -130,4 +131,70 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 		assert.Equal(t, 2*system.IdleTimeout-time.Second, time.Since(start).Round(time.Second),
 			"closed %v after its last request (sent at %v)", system.IdleTimeout, system.IdleTimeout-time.Second)
 	})
+}
+
+// The same on real TCP sockets on loopback, as the binary serves: 100
+// connections stalled mid-body, then an ordinary query. The query is
+// answered before any stalled connection is let go (so none held it up),
+// and each stalled one is answered 408 and closed once
+// fooddelivery.BodyTimeout has passed. The clock is real here: the test
+// takes about BodyTimeout, and its bounds leave a slow machine a minute.
+func TestStalledBodiesOnTCPHoldNoSlot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits fooddelivery.BodyTimeout on the real clock")
+	}
+	sys, err := system.Start(system.Config{Network: memnet.NewLoopback(), GatewayAddr: "127.0.0.1:0", Limits: map[string]int{"gateway": 30}})
+	require.NoError(t, err)
+	defer sys.Close()
+	addr := sys.Network.TCPAddr("gateway")
+	start := time.Now()
+	var wg sync.WaitGroup
+	answers := make([]string, 100)
+	closedAfter := make([]time.Duration, 100)
+	for i := range 100 {
+		c, err := net.DialTimeout("tcp", addr, time.Minute)
+		require.NoError(t, err)
+		defer c.Close()
+		require.NoError(t, c.SetDeadline(time.Now().Add(time.Minute+fooddelivery.BodyTimeout)))
+		_, err = fmt.Fprintf(c, "POST /graphql HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{", addr)
+		require.NoError(t, err)
+		wg.Go(func() {
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				answers[i] = "no answer: " + err.Error()
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			answers[i] = resp.Status
+			if _, err := c.Read(make([]byte, 1)); err != nil {
+				closedAfter[i] = time.Since(start)
+			}
+		})
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	asked := time.Now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/graphql", strings.NewReader(`{"query":"{ restaurants { id } }"}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	took := time.Since(asked)
+	answeredAfter := time.Since(start)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "an ordinary query, while 100 connections stall mid-body: %s", body)
+	assert.NotContains(t, string(body), `"errors"`)
+	t.Logf("the ordinary query took %v while 100 connections stalled mid-body", took.Round(time.Millisecond))
+
+	wg.Wait()
+	for i := range 100 {
+		assert.Equal(t, "408 Request Timeout", answers[i], "stalled connection %d", i)
+		assert.GreaterOrEqual(t, closedAfter[i], fooddelivery.BodyTimeout, "stalled connection %d is closed no sooner than the body timeout", i)
+		assert.Less(t, closedAfter[i], fooddelivery.BodyTimeout+time.Minute, "stalled connection %d is closed at the body timeout, not left open", i)
+		assert.Less(t, answeredAfter, closedAfter[i], "the ordinary query was answered before stalled connection %d was let go", i)
+	}
 }
