@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gophereats/resilience/fooddelivery/dashboard"
 )
 
 // metricFamilies are the families /metrics must list once the system has
@@ -195,4 +198,78 @@ func TestRunUnderLoadExportsMetricsAndAnswersTheAdminAPI(t *testing.T) {
 	if status, body := admin(http.MethodGet, "/admin/changes", "", ""); status != http.StatusOK || !strings.Contains(body, "payment=error") {
 		t.Errorf("the change log should list the fault added: HTTP %d: %s", status, body)
 	}
+}
+
+// Event streams past the dashboard's cap are refused with 503, and a
+// query's latency while the cap's worth of streams is open stays within
+// twice its idle value. The clock is real: each latency is the median of
+// 25 queries, and a comparison that misses is measured again (up to 5
+// times), so a machine busy for a moment does not fail the test.
+func TestEventStreamsPastTheCapAreRefusedAndTheGatewayUnaffected(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real TCP and real time")
+	}
+	r := startRun(t, "-lab", "all=solution")
+	base := strings.TrimSuffix(r.url, "/graphql")
+	median := func() time.Duration {
+		var took []time.Duration
+		for range 25 {
+			start := time.Now()
+			status, resp := r.post(t, "", `{"query":"{ restaurants { id name } }"}`)
+			took = append(took, time.Since(start))
+			if status != http.StatusOK || len(resp.Errors) > 0 {
+				t.Fatalf("an ordinary query: HTTP %d, errors %+v", status, resp.Errors)
+			}
+		}
+		slices.Sort(took)
+		return took[len(took)/2]
+	}
+	idle := median()
+
+	streams := &http.Client{Transport: &http.Transport{}}
+	defer streams.CloseIdleConnections()
+	open := func() (*http.Response, error) {
+		req, err := http.NewRequest(http.MethodGet, base+"/dashboard/events", nil)
+		if err != nil {
+			return nil, err
+		}
+		return streams.Do(req)
+	}
+	for i := range dashboard.DefaultMaxStreams {
+		resp, err := open()
+		if err != nil {
+			t.Fatalf("stream %d of the cap of %d: %v", i+1, dashboard.DefaultMaxStreams, err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("stream %d of the cap of %d: HTTP %d", i+1, dashboard.DefaultMaxStreams, resp.StatusCode)
+		}
+		go io.Copy(io.Discard, resp.Body) // a screen that reads its events
+	}
+	for i := range 50 {
+		resp, err := open()
+		if err != nil {
+			t.Fatalf("stream %d past the cap: %v", i+1, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("stream %d past the cap of %d: want 503 with Retry-After, got HTTP %d (Retry-After %q): %s",
+				i+1, dashboard.DefaultMaxStreams, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	}
+
+	var busy time.Duration
+	for try := 1; ; try++ {
+		busy = median()
+		if busy <= 2*idle {
+			break
+		}
+		if try == 5 {
+			t.Fatalf("a query's median latency is %v with %d event streams open and 50 refused, against %v idle: more than twice (5 tries)",
+				busy, dashboard.DefaultMaxStreams, idle)
+		}
+		idle = median() // the machine may have been busy: measure both again
+	}
+	t.Logf("a query's median latency: %v idle, %v with %d event streams open and 50 refused", idle, busy, dashboard.DefaultMaxStreams)
 }
