@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -283,26 +285,31 @@ func CallJSON(ctx context.Context, hc *http.Client, service, method, url string,
 // The first row that matches wins, in this order.
 //
 // HeaderDontRetry is also set whenever err carries it (DontRetry), and a
-// Retry-After from the dependency is passed on. The message is err's text,
-// so it names the dependency and what happened to it.
+// Retry-After from the dependency is passed on.
+//
+// The message is written here, one per row ("menu did not answer in
+// time"), never err's text: that names internal addresses and carries a
+// Go error chain. A refusal (not found, rejected) that the dependency
+// explained in its own ErrorBody passes on the dependency's Message, which
+// is its client's to read.
 //
 // A call cancelled while r's own caller is still waiting (a context the
 // service cancelled itself) is "unavailable", not "cancelled".
 func WriteDependencyError(w http.ResponseWriter, r *http.Request, dep string, err error) {
-	status, what := http.StatusBadGateway, "unavailable"
+	status, what, msg := http.StatusBadGateway, "unavailable", dep+" is unavailable right now"
 	switch {
 	case errors.Is(err, ErrTimeout):
-		status, what = http.StatusGatewayTimeout, "timeout"
+		status, what, msg = http.StatusGatewayTimeout, "timeout", dep+" did not answer in time"
 	case errors.Is(err, ErrOverloaded):
-		status, what = http.StatusServiceUnavailable, "overloaded"
+		status, what, msg = http.StatusServiceUnavailable, "overloaded", dep+" is overloaded; try again later"
 	case r.Context().Err() != nil:
-		status, what = 499, "cancelled" // nginx's "client closed request"
+		status, what, msg = 499, "cancelled", "the request was cancelled before "+dep+" answered" // 499: nginx's "client closed request"
 	case errors.Is(err, ErrNotFound):
-		status, what = http.StatusNotFound, "not_found"
+		status, what, msg = http.StatusNotFound, "not_found", refusal(err, dep+" found nothing by that name")
 	case errors.Is(err, ErrRejected):
-		status, what = http.StatusUnprocessableEntity, "rejected"
+		status, what, msg = http.StatusUnprocessableEntity, "rejected", refusal(err, dep+" refused the request")
 	case errors.Is(err, ErrUnauthorized):
-		status, what = http.StatusBadGateway, "unauthorized"
+		status, what, msg = http.StatusBadGateway, "unauthorized", dep+" did not accept this service's credentials"
 	}
 	if status == http.StatusServiceUnavailable || DontRetry(err) {
 		w.Header().Set(HeaderDontRetry, "1")
@@ -311,7 +318,17 @@ func WriteDependencyError(w http.ResponseWriter, r *http.Request, dep string, er
 	if errors.As(err, &ce) && ce.RetryAfter != "" {
 		w.Header().Set("Retry-After", ce.RetryAfter)
 	}
-	WriteError(w, status, dep+"_"+what, err.Error())
+	WriteError(w, status, dep+"_"+what, msg)
+}
+
+// refusal returns the Message of the 4xx ErrorBody in err's chain, the
+// refusing service's own words, or otherwise fallback.
+func refusal(err error, fallback string) string {
+	var ce *CallError
+	if errors.As(err, &ce) && ce.Status >= 400 && ce.Status < 500 && ce.Message != "" {
+		return ce.Message
+	}
+	return fallback
 }
 
 // MaxRequestBytes bounds the request bodies the services accept: 1 MiB.
@@ -320,32 +337,106 @@ const MaxRequestBytes = 1 << 20
 // ReadJSON reads r's whole body (at most MaxRequestBytes) and decodes it
 // into v. Reading to the end matters: only then does net/http watch the
 // connection, so that r.Context() is cancelled when the caller hangs up.
-// It returns an error for a body that is too large, unreadable or not
-// valid JSON; the handler should answer 400. The error's text is bounded:
-// a number that does not fit its field is quoted with Quote.
+// It returns a *BodyError for a body that is too large, unreadable or not
+// the JSON v takes; the handler should answer 400 with its text, which
+// says what is wrong in the client's terms (a field's JSON name, the JSON
+// type it takes) and is bounded: a value echoed is quoted with Quote.
 func ReadJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	data, err := ReadBody(w, r)
+	if err != nil {
+		return err
+	}
+	return DecodeJSON(data, v)
+}
+
+// ReadBody reads r's whole body, at most MaxRequestBytes, as ReadJSON
+// does. Its error is a *BodyError.
+func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
 	if err != nil {
-		return fmt.Errorf("reading body: %w", err)
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return nil, &BodyError{Problem: fmt.Sprintf("the body is larger than %d bytes", mb.Limit), Err: err}
+		}
+		return nil, &BodyError{Problem: "the body could not be read whole", Err: err}
 	}
+	return data, nil
+}
+
+// DecodeJSON decodes data into v with json.Unmarshal, as ReadJSON does.
+// Its error is a *BodyError.
+func DecodeJSON(data []byte, v any) error {
 	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("decoding body: %w", boundJSONError(err))
+		return &BodyError{Problem: jsonProblem(err), Err: err}
 	}
 	return nil
 }
 
-// boundJSONError returns err with the client's text in it quoted by Quote:
-// encoding/json echoes a whole number literal that does not fit its field
-// ("cannot unmarshal number 1111...1 into ... of type int").
-func boundJSONError(err error) error {
+// A BodyError is ReadJSON's error. Problem is a sentence for the client:
+// "field \"quantity\" takes a number, not a string". Err is the error
+// underneath (a *http.MaxBytesError, a *json.SyntaxError, a
+// *json.UnmarshalTypeError, or what a type's UnmarshalJSON returned),
+// for errors.As; its text may name Go types and echo a whole value.
+type BodyError struct {
+	Problem string
+	Err     error
+}
+
+// Error returns e.Problem.
+func (e *BodyError) Error() string { return e.Problem }
+
+// Unwrap returns e.Err.
+func (e *BodyError) Unwrap() error { return e.Err }
+
+// jsonProblem describes a json.Unmarshal error in the client's terms.
+func jsonProblem(err error) string {
+	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
-	if !errors.As(err, &te) {
-		return err
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("the body is not valid JSON: %s (at byte %d)", se.Error(), se.Offset)
+	case errors.As(err, &te):
+		where := "the body"
+		if te.Field != "" {
+			where = "field " + Quote(te.Field)
+		}
+		got := te.Value
+		if lit, ok := strings.CutPrefix(got, "number "); ok {
+			got = "the number " + Quote(lit)
+		} else if a, ok := jsonArticles[got]; ok {
+			got = a + " " + got
+		}
+		return fmt.Sprintf("%s takes %s, not %s", where, jsonKind(te.Type), got)
 	}
-	if lit, ok := strings.CutPrefix(te.Value, "number "); ok && len(lit) > MaxQuotedBytes {
-		short := *te
-		short.Value = "number " + Quote(lit)
-		return &short
+	return err.Error() // a type's own UnmarshalJSON: its words
+}
+
+// jsonArticles are the articles of the JSON kinds encoding/json names in an
+// UnmarshalTypeError's Value.
+var jsonArticles = map[string]string{"string": "a", "number": "a", "bool": "a", "array": "an", "object": "an"}
+
+// jsonKind names the JSON a value of Go type t is decoded from.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "another JSON value"
 	}
-	return err
+	switch t.Kind() {
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "a whole number that fits " + strconv.Itoa(t.Bits()) + " bits"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number, 0 or more, that fits " + strconv.Itoa(t.Bits()) + " bits"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "another JSON value"
 }

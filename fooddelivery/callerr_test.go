@@ -241,9 +241,12 @@ func TestCallJSONSendsRequestIDAndHeaders(t *testing.T) {
 
 // TestWriteDependencyErrorKeepsTheMeaning checks the round trip: a service
 // that answers with WriteDependencyError gives its own caller an error of
-// the same class as the one it got from its dependency.
+// the same class as the one it got from its dependency, with a message of
+// its own (or the refusing dependency's own words), never the error's
+// text with its addresses and chain.
 func TestWriteDependencyErrorKeepsTheMeaning(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		transport := &url.Error{Op: "Post", URL: "http://payment/charges", Err: context.DeadlineExceeded}
 		cases := []struct {
 			name     string
 			depErr   error
@@ -251,23 +254,28 @@ func TestWriteDependencyErrorKeepsTheMeaning(t *testing.T) {
 			status   int
 			code     string
 			dontRetr bool
+			msg      string
 		}{
-			{"payment timed out", fooddelivery.ClassifyTransportError("payment", context.DeadlineExceeded),
-				fooddelivery.ErrTimeout, 504, "payment_timeout", false},
+			{"payment timed out", fooddelivery.ClassifyTransportError("payment", transport),
+				fooddelivery.ErrTimeout, 504, "payment_timeout", false, "payment did not answer in time"},
 			{"payment unreachable", fooddelivery.ClassifyTransportError("payment", syscall.ECONNREFUSED),
-				fooddelivery.ErrUnavailable, 502, "payment_unavailable", false},
+				fooddelivery.ErrUnavailable, 502, "payment_unavailable", false, "payment is unavailable right now"},
 			{"payment overloaded", fooddelivery.ReadError("payment", response(503, true, "")),
-				fooddelivery.ErrOverloaded, 503, "payment_overloaded", true},
-			{"payment 500", fooddelivery.ReadError("payment", response(500, false, "")),
-				fooddelivery.ErrUnavailable, 502, "payment_unavailable", false},
+				fooddelivery.ErrOverloaded, 503, "payment_overloaded", true, "payment is overloaded; try again later"},
+			{"payment 500", fooddelivery.ReadError("payment", response(500, false, `{"error":"internal","message":"panic: goroutine 7 at http://x"}`)),
+				fooddelivery.ErrUnavailable, 502, "payment_unavailable", false, "payment is unavailable right now"},
 			{"menu not found", fooddelivery.ReadError("menu", response(404, false, "")),
-				fooddelivery.ErrNotFound, 404, "menu_not_found", false},
+				fooddelivery.ErrNotFound, 404, "menu_not_found", false, "menu found nothing by that name"},
+			{"menu not found, in its words", fooddelivery.ReadError("menu", response(404, false, `{"error":"not_found","message":"no restaurant \"x\""}`)),
+				fooddelivery.ErrNotFound, 404, "menu_not_found", false, `no restaurant "x"`},
 			{"payment rejected", fooddelivery.ReadError("payment", response(400, false, "")),
-				fooddelivery.ErrRejected, 422, "payment_rejected", false},
-			{"a plain error", errors.New("boom"),
-				fooddelivery.ErrUnavailable, 502, "payment_unavailable", false},
+				fooddelivery.ErrRejected, 422, "payment_rejected", false, "payment refused the request"},
+			{"payment rejected, in its words", fooddelivery.ReadError("payment", response(400, false, `{"error":"bad_request","message":"amount must be positive"}`)),
+				fooddelivery.ErrRejected, 422, "payment_rejected", false, "amount must be positive"},
+			{"a plain error", errors.New("boom at http://payment/charges"),
+				fooddelivery.ErrUnavailable, 502, "payment_unavailable", false, "payment is unavailable right now"},
 			{"payment call cancelled by the service itself", fooddelivery.ClassifyTransportError("payment", context.Canceled),
-				fooddelivery.ErrUnavailable, 502, "payment_unavailable", false},
+				fooddelivery.ErrUnavailable, 502, "payment_unavailable", false, "payment is unavailable right now"},
 		}
 		for _, tc := range cases {
 			rec := httptest.NewRecorder()
@@ -282,7 +290,7 @@ func TestWriteDependencyErrorKeepsTheMeaning(t *testing.T) {
 			assert.Equal(t, tc.status, ce.Status, "%s: status", tc.name)
 			assert.Equal(t, tc.code, ce.Code, "%s: code", tc.name)
 			assert.Equal(t, tc.dontRetr, ce.DontRetry, "%s: don't-retry", tc.name)
-			assert.Equal(t, tc.depErr.Error(), ce.Message, "%s: the message carries the dependency's error", tc.name)
+			assert.Equal(t, tc.msg, ce.Message, "%s: the message is the service's own, not the error's text %q", tc.name, tc.depErr)
 		}
 	})
 }

@@ -104,3 +104,30 @@ func TestReadJSONDoesNotEchoAHugeNumber(t *testing.T) {
 	var te *json.UnmarshalTypeError
 	assert.True(t, errors.As(err, &te), "the error is still a *json.UnmarshalTypeError")
 }
+
+// ReadJSON's errors say what is wrong in the client's terms: the field's
+// JSON name and the JSON it takes, never a Go type or a chain of wraps.
+func TestReadJSONSaysWhatIsWrongInJSONTerms(t *testing.T) {
+	for _, c := range []struct {
+		body, want string
+	}{
+		{`{"items":"two"}`, `field "items" takes an array, not a string`},
+		{`{"items":[{"dishId":"d1","quantity":"2"}]}`, `field "items.quantity" takes a whole number that fits 64 bits, not a string`},
+		{`{"items":[{"dishId":"d1","quantity":1e400}]}`, `field "items.quantity" takes a whole number that fits 64 bits, not the number "1e400"`},
+		{`[1]`, `the body takes an object, not an array`},
+		{`{"items":`, `the body is not valid JSON: unexpected end of JSON input (at byte 9)`},
+		{`{x}`, `the body is not valid JSON: invalid character 'x' looking for beginning of object key string (at byte 2)`},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(c.body))
+		var in fooddelivery.PlaceOrderInput
+		err := fooddelivery.ReadJSON(httptest.NewRecorder(), r, &in)
+		require.Error(t, err, c.body)
+		assert.Equal(t, c.want, err.Error(), "the body %s", c.body)
+		var be *fooddelivery.BodyError
+		assert.True(t, errors.As(err, &be), "a *fooddelivery.BodyError")
+	}
+	r := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(strings.Repeat(" ", fooddelivery.MaxRequestBytes+1)))
+	err := fooddelivery.ReadJSON(httptest.NewRecorder(), r, new(fooddelivery.PlaceOrderInput))
+	require.Error(t, err)
+	assert.Equal(t, "the body is larger than 1048576 bytes", err.Error())
+}

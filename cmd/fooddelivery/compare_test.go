@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -68,6 +70,7 @@ type runSpec struct {
 	faults   []string      // -fault specs
 	length   time.Duration // virtual time to run; 0 means the scenario's scaled length
 	tick     time.Duration // a mark is taken every tick; 0 means length/20
+	odd      bool          // beside the customers, one who makes every mistake (oddCustomer)
 }
 
 // mark is what the system and its customers had counted at one moment.
@@ -80,9 +83,10 @@ type mark struct {
 // runResult is one run: the marks taken while it ran, the last one its
 // end.
 type runResult struct {
-	labs  string
-	marks []mark
-	end   mark
+	labs    string
+	marks   []mark
+	end     mark
+	scanned int // answers the customers got, each scanned for internal text
 }
 
 // at returns the last mark taken at or before d.
@@ -118,6 +122,8 @@ func runSystem(t *testing.T, spec runSpec) runResult {
 		require.NoError(t, err)
 		w := compose.Wire(p.labs(), compose.Settings{Seed: compareSeed, Fast: true, Logger: quiet, Plan: gameplan.Labs(true)})
 		w.Cfg.Limits["order"] = system.DefaultLimits["order"] // -order-limit's default
+		scan := &leakScan{}
+		w.Cfg.Answered = scan.answered // every service's answers are scanned too
 		sys := labtest.StartSystem(t, w.Cfg)
 
 		var rules []faults.Rule
@@ -127,7 +133,7 @@ func runSystem(t *testing.T, spec runSpec) runResult {
 			rules = append(rules, r)
 		}
 		client := sys.HTTPClient()
-		scan := &leakScan{base: client.Transport}
+		scan.base = client.Transport
 		client.Transport = scan
 		defer scan.report(t)
 		o := controlOptions{seed: compareSeed, load: spec.load, scenario: spec.scenario, scale: compareScale, client: client}
@@ -139,11 +145,18 @@ func runSystem(t *testing.T, spec runSpec) runResult {
 		c, err := startControls(sys, o, rules, w.GameDay)
 		require.NoError(t, err)
 		stopped := false
+		oddCtx, stopOdd := context.WithCancel(context.Background())
+		var odd sync.WaitGroup
 		defer func() {
+			stopOdd()
+			odd.Wait()
 			if !stopped {
 				c.stop()
 			}
 		}()
+		if spec.odd {
+			odd.Go(func() { oddCustomer(oddCtx, client, sys.GatewayURL()) })
+		}
 		if spec.mix != nil {
 			require.NoError(t, c.ctl.SetMix("test", spec.mix))
 			require.NoError(t, c.ctl.SetRate("test", spec.load))
@@ -170,8 +183,11 @@ func runSystem(t *testing.T, spec runSpec) runResult {
 				break
 			}
 		}
+		stopOdd()
+		odd.Wait()
 		c.stop()
 		stopped = true
+		res.scanned = scan.answers()
 		// The last mark is the run's result: the requests the customers
 		// had in flight at its end, cut short by the stop, count in
 		// neither side.

@@ -196,7 +196,8 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 }
 
 // recoverJSON turns a panic in a handler into a 500 JSON error, so that a
-// bug answers instead of dropping the connection.
+// bug answers instead of dropping the connection. The panic's value is not
+// in the answer: it is a Go value, for a stack trace, not for a client.
 func recoverJSON(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
@@ -204,7 +205,7 @@ func recoverJSON(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				writeError(w, http.StatusInternalServerError, "internal", fmt.Sprintf("the admin API failed: %v", v))
+				writeError(w, http.StatusInternalServerError, "internal", "the admin API failed while answering this request")
 			}
 		}()
 		next.ServeHTTP(w, r)

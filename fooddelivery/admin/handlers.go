@@ -14,7 +14,9 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/scenario"
 )
 
-// fail answers err with the status and code its kind calls for.
+// fail answers err with the status and code its kind calls for, and
+// err's text when it is about the request; an error of no known kind is
+// answered 500 with a fixed message.
 func fail(w http.ResponseWriter, err error) {
 	status, code := http.StatusInternalServerError, "internal"
 	switch {
@@ -37,7 +39,11 @@ func fail(w http.ResponseWriter, err error) {
 	case errors.Is(err, loadgen.ErrInvalid):
 		status, code = http.StatusBadRequest, "invalid_load"
 	}
-	writeError(w, status, code, err.Error())
+	msg := err.Error() // the packages' own words about the instructor's input
+	if status == http.StatusInternalServerError {
+		msg = "the admin API could not do this; the system's state is as it was" // what failed is not the caller's to read
+	}
+	writeError(w, status, code, msg)
 }
 
 // ruleView is a fault rule as the API shows it.

@@ -294,7 +294,7 @@ func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
 func writeJSON(w http.ResponseWriter, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		http.Error(w, "the dashboard could not encode its state", http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

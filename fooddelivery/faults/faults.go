@@ -441,13 +441,13 @@ func (in *Injector) serve(instance, route string, next http.Handler, w http.Resp
 	case f.Hang > 0:
 		sleep(ctx, f.Hang)
 		fooddelivery.WriteError(w, http.StatusServiceUnavailable, "hung",
-			fmt.Sprintf("injected fault: %s %s hung (at most %v)", instance, route, f.Hang))
+			fmt.Sprintf("injected fault: %s hung (at most %v)", route, f.Hang))
 	case f.Status != 0:
 		if f.RetryAfter != "" {
 			w.Header().Set("Retry-After", f.RetryAfter)
 		}
 		fooddelivery.WriteError(w, f.Status, "injected",
-			fmt.Sprintf("injected fault: %s %s answers %d", instance, route, f.Status))
+			fmt.Sprintf("injected fault: %s answers %d", route, f.Status))
 	case f.Reset:
 		dropConnection(w)
 	case f.LoseResponse:

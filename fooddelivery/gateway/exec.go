@@ -445,7 +445,7 @@ func (x *request) executeField(ctx context.Context, typeName string, g *fieldGro
 		return typeName
 	}
 	if err := ctx.Err(); err != nil { // the client left: do no more work for it
-		x.addError(path, f.Position, err)
+		x.addError(path, f.Position, describe(typeName, f.Name, err))
 		return nil
 	}
 	if f.Definition == nil { // validation prevents this
@@ -510,13 +510,17 @@ func describe(typeName, field string, err error) error {
 // describe or by the gateway itself): the message the gateway wrote, a
 // fallback's Message, a dependency's words for a refused request. The
 // failure underneath, with its internal addresses and Go error chain,
-// stays in err.Error() for the logs.
+// stays in err.Error() for the logs. An error made neither way gets the
+// fixed message of its code, never its own text.
 func publicText(err error) string {
 	var ce *codedError
 	if errors.As(err, &ce) {
 		return ce.msg
 	}
-	return err.Error()
+	if msg, ok := publicMessages[ErrorCode(err)]; ok {
+		return msg
+	}
+	return publicMessages[CodeInternal]
 }
 
 // complete turns a resolved Go value into its JSON form for typ. ok is

@@ -178,7 +178,7 @@ func handlePlaceOrder(d Deps, stats *fooddelivery.RouteStats) http.Handler {
 			o.Status = fooddelivery.OrderPaymentKO
 			d.Store.Put(o)
 			if errors.Is(err, fooddelivery.ErrRejected) {
-				why := err.Error()
+				why := "declined"
 				var ce *fooddelivery.CallError
 				if errors.As(err, &ce) && ce.Message != "" {
 					why = ce.Code + ": " + ce.Message // the payment service's own words, without the call chain
@@ -191,7 +191,7 @@ func handlePlaceOrder(d Deps, stats *fooddelivery.RouteStats) http.Handler {
 			if errors.Is(err, fooddelivery.ErrUnavailable) && errors.As(err, &ce) && ce.Status == 0 &&
 				!fooddelivery.Unsent(err) && r.Context().Err() == nil {
 				fooddelivery.WriteError(w, http.StatusBadGateway, CodePaymentUnconfirmed,
-					"the charge request reached payment and no answer came back ("+err.Error()+"): the card may have been charged")
+					"the charge request reached payment and no answer came back: the card may have been charged")
 				return
 			}
 			fooddelivery.WriteDependencyError(w, r, "payment", err)

@@ -449,7 +449,8 @@ func TestPaymentTimeoutInTheOrderServiceSaysPaymentTimedOut(t *testing.T) {
 		ce := callError(t, err)
 		assert.Equal(t, http.StatusGatewayTimeout, ce.Status, "order service status")
 		assert.Equal(t, "payment_timeout", ce.Code, "order service code")
-		assert.Contains(t, err.Error(), "payment: timed out", "the message says payment timed out")
+		assert.Equal(t, "payment did not answer in time", ce.Message, "the message says payment timed out, and no more")
+		assert.NotContains(t, err.Error(), "http://", "the order service's answer names no internal address")
 		assert.Equal(t, time.Second, time.Since(begin), "the order service gives up at its 1s payment timeout")
 	})
 }

@@ -2,7 +2,6 @@ package payment
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -99,10 +98,10 @@ func checkKey(next http.Handler) http.Handler {
 // of every charge handler).
 func idempotent(keys KeyStore, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, fooddelivery.MaxRequestBytes))
+		body, err := fooddelivery.ReadBody(w, r)
 		var req fooddelivery.ChargeRequest
 		if err == nil {
-			err = json.Unmarshal(body, &req)
+			err = fooddelivery.DecodeJSON(body, &req)
 		}
 		if err != nil {
 			fooddelivery.WriteError(w, http.StatusBadRequest, "bad_request", "body is not a JSON charge request: "+err.Error())
@@ -125,7 +124,8 @@ func idempotent(keys KeyStore, next http.Handler) http.Handler {
 				"this idempotency key was used for a different charge")
 			return
 		case err != nil:
-			fooddelivery.WriteError(w, http.StatusInternalServerError, "idempotency_store_error", err.Error())
+			fooddelivery.WriteError(w, http.StatusInternalServerError, "idempotency_store_error",
+				"the idempotency key store failed, so nothing was charged; try again with the same key")
 			return
 		case stored != nil:
 			w.Header().Set(HeaderReplayed, "true")

@@ -145,6 +145,13 @@ type Config struct {
 	// not read or keep the body. nil means no observer.
 	Observe func(instance, route string, r *http.Request)
 
+	// Answered, when set, is called with every answer an instance's route
+	// writes (injected faults' answers included; not the limit's own 503s
+	// and 408s), once its handler has returned: the status (0 when the
+	// connection was dropped) and the body, which it must not keep. A test
+	// scans with it what leaves each service. nil means none.
+	Answered func(instance, route string, status int, body []byte)
+
 	// Lab 08 (idempotency). PaymentKeys is the payment service's
 	// idempotency-key store (payment.Deps.Keys); nil means the service
 	// ignores fooddelivery.HeaderIdempotencyKey and every request charges.
@@ -272,7 +279,7 @@ func (s *System) start(cfg Config, replicas int) error {
 			return nil, fmt.Errorf("system: negative concurrency limit %d for %s", limit, name)
 		}
 		in := fooddelivery.NewInstance(name, limit, s.Metrics)
-		in.Faults = observed(cfg.Observe, s.Faults.Middleware)
+		in.Faults = answered(cfg.Answered, observed(cfg.Observe, s.Faults.Middleware))
 		return in, nil
 	}
 	client := func() *http.Client {
