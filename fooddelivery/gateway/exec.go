@@ -497,10 +497,11 @@ func describe(typeName, field string, err error) error {
 	if code == CodeInternal {
 		return &codedError{code: code, msg: fmt.Sprintf("internal error while resolving %s.%s", typeName, field)}
 	}
-	// A refusal is the client's to fix: give the dependency's own words,
+	// A refusal is the client's to fix, and a thing not found (or no
+	// longer kept) the client's to know: give the dependency's own words,
 	// not the chain of calls that carried them.
 	var call *fooddelivery.CallError
-	if code == CodeBadRequest && errors.As(err, &call) && call.Message != "" {
+	if (code == CodeBadRequest || code == CodeNotFound) && errors.As(err, &call) && call.Message != "" {
 		return &codedError{code: code, msg: fmt.Sprintf("%s.%s: %s", typeName, field, call.Message)}
 	}
 	return &codedError{code: code, msg: fmt.Sprintf("%s.%s: %s", typeName, field, publicMessages[code]), err: err}

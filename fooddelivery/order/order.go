@@ -6,6 +6,7 @@ package order
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -20,6 +21,10 @@ import (
 // connection reset or closed before the response): payment may have
 // charged the card, so nobody can say "not charged".
 const CodePaymentUnconfirmed = "payment_unconfirmed"
+
+// CodeOrderExpired is the error code of GET /orders/{id} (HTTP 404) for
+// an order of this run that the store no longer keeps (Store.Max).
+const CodeOrderExpired = "order_expired"
 
 // MaxQuantity is the largest quantity of one dish an order may ask for,
 // on one line or summed over the lines that name the dish.
@@ -71,7 +76,8 @@ type Deps struct {
 //	                          see fooddelivery.WriteDependencyError
 //	                      502 CodePaymentUnconfirmed: the charge request was sent and no answer came
 //	                          back (a reset, an EOF): the card may have been charged
-//	GET  /orders/{id}     200 Order; 404 "order_not_found"
+//	GET  /orders/{id}     200 Order; 404 "order_not_found"; 404 CodeOrderExpired for an order of
+//	                          this run the store no longer keeps (Store.Max, DefaultMaxOrders)
 //	GET  /reports/daily   ?day=YYYY-MM-DD (UTC; default today) -> 200 DailyReport; 400 "bad_request"
 //
 // Lines that name the same dish are merged into one line with the summed
@@ -273,6 +279,11 @@ func handleGetOrder(s *Store) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := chi.URLParam(r, "id")
 		o, ok := s.Get(id)
+		if !ok && s.Expired(id) {
+			fooddelivery.WriteError(w, http.StatusNotFound, CodeOrderExpired, fmt.Sprintf(
+				"order %s is no longer kept: the order service keeps its %d most recent orders, in memory", fooddelivery.Quote(id), s.Limit()))
+			return
+		}
 		if !ok {
 			fooddelivery.WriteError(w, http.StatusNotFound, "order_not_found", "no order "+fooddelivery.Quote(id))
 			return
