@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/gophereats/resilience/fooddelivery/internal/recent"
 )
 
 // Callers records, per request id, the moment the caller of a request gave
@@ -18,11 +20,16 @@ import (
 // records nothing and knows of no caller that left.
 type Callers struct {
 	mu   sync.Mutex
-	gone map[string]time.Time
+	gone *recent.Map[string, time.Time]
 }
 
+// MaxCallersGone is how many callers that left a Callers keeps: the
+// 20,000 most recent. The record is read while the request is still being
+// worked on, seconds after, never 20,000 departures later.
+const MaxCallersGone = 20_000
+
 // NewCallers returns an empty record.
-func NewCallers() *Callers { return &Callers{gone: map[string]time.Time{}} }
+func NewCallers() *Callers { return &Callers{gone: recent.NewMap[string, time.Time](MaxCallersGone)} }
 
 // GaveUp records that the caller of the request with id gave up at at. The
 // earliest record of an id wins. An empty id is ignored.
@@ -32,8 +39,8 @@ func (c *Callers) GaveUp(id string, at time.Time) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if prev, ok := c.gone[id]; !ok || at.Before(prev) {
-		c.gone[id] = at
+	if prev, ok := c.gone.Get(id); !ok || at.Before(prev) {
+		c.gone.Put(id, at)
 	}
 }
 
@@ -45,8 +52,7 @@ func (c *Callers) Gone(id string) (time.Time, bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	at, ok := c.gone[id]
-	return at, ok
+	return c.gone.Get(id)
 }
 
 // Track wraps base (nil means http.DefaultTransport) for a client whose

@@ -52,8 +52,8 @@ func TestCallersIgnoresACallerThatEndsAfterItsAnswer(t *testing.T) {
 		resp.Body.Close()
 		cancel()
 		synctest.Wait()
-		if len(c.gone) != 0 {
-			t.Errorf("a caller that had its answer was recorded as gone: %v", c.gone)
+		if n := c.gone.Len(); n != 0 {
+			t.Errorf("a caller that had its answer was recorded as gone: %d records", n)
 		}
 		var nilCallers *Callers
 		if _, gone := nilCallers.Gone("x"); gone {

@@ -97,7 +97,10 @@ Every state is in memory: a restart loses the orders, the payment ledger, its
 idempotency keys and the reviews, and starts with the faults, breakers and
 budgets the flags give. Order ids name the run (ord-<start time>-N), so no
 restart gives an id again, and a charge's key, made from its order id, can
-never meet a key of an earlier run.
+never meet a key of an earlier run. Memory stays bounded for a system left
+running: the 20,000 most recent orders, charges and courier assignments,
+the 10,000 most recent reviews and dead letters, idempotency keys for
+24 h; an older order is answered "no longer kept" (order_expired).
 
 Labs and what each choice plugs:
 %s

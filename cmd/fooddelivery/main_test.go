@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -15,9 +17,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/gophereats/resilience/fooddelivery/courier"
+	"github.com/gophereats/resilience/fooddelivery/dispatch"
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/gateway"
+	"github.com/gophereats/resilience/fooddelivery/menu"
 	"github.com/gophereats/resilience/fooddelivery/order"
+	"github.com/gophereats/resilience/fooddelivery/payment"
 	"github.com/gophereats/resilience/fooddelivery/system"
 	"github.com/gophereats/resilience/internal/compose"
 )
@@ -365,4 +371,35 @@ func TestOrderIDsNameTheRun(t *testing.T) {
 	s := order.NewStore()
 	s.Prefix = first
 	assert.Equal(t, first+"1", s.NewID())
+}
+
+// The bounds -h and the README give for a system left running are the
+// code's.
+func TestMemoryBoundsInTheUsageAreTheCodes(t *testing.T) {
+	var stdout strings.Builder
+	if err := run(context.Background(), []string{"-h"}, &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	thousands := func(n int) string { return fmt.Sprintf("%d,%03d", n/1000, n%1000) }
+	same := map[string][]int{
+		thousands(order.DefaultMaxOrders): {order.DefaultMaxOrders, payment.DefaultMaxCharges, courier.DefaultMaxAssignments},
+		thousands(menu.MaxReviews):        {menu.MaxReviews, dispatch.MaxDeadLetters},
+	}
+	for text, values := range same {
+		for _, v := range values {
+			if thousands(v) != text {
+				t.Errorf("-h and the README say %s for a bound that is %d in the code", text, v)
+			}
+		}
+		if !strings.Contains(stdout.String(), text+" most recent") {
+			t.Errorf("-h should give the bound %s", text)
+		}
+		if !strings.Contains(string(readme), text+" most recent") {
+			t.Errorf("the README should give the bound %s", text)
+		}
+	}
 }

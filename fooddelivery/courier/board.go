@@ -1,11 +1,13 @@
 package courier
 
 import (
+	"errors"
 	"slices"
 	"strconv"
 	"sync"
 
 	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/internal/recent"
 )
 
 // Row is one row of the dispatch board: a value guarded by a version for
@@ -17,15 +19,31 @@ type Row struct {
 	Value   string `json:"value"`
 }
 
-// Board is the courier service's state: its couriers, their assignments
-// and the dispatch board's rows. It is safe for concurrent use; the zero
-// value is not usable, call NewBoard.
+// Bounds of a Board, so that a service left running, or a client writing
+// rows, holds a bounded amount of memory.
+const (
+	// DefaultMaxAssignments is how many assignments a board keeps: the
+	// 20,000 most recent. An older order assigned again gets a new
+	// courier.
+	DefaultMaxAssignments = 20_000
+	// MaxRows is how many rows the dispatch board holds; writing a new
+	// row past it is refused (ErrBoardFull).
+	MaxRows = 1000
+	// MaxRowValueBytes is the longest value a row takes, in bytes.
+	MaxRowValueBytes = 4096
+)
+
+// ErrBoardFull: a write to a new row of a board that holds MaxRows rows.
+var ErrBoardFull = errors.New("courier: the dispatch board is full")
+
+// Board is the courier service's state, in memory (a restart loses it):
+// its couriers, their assignments and the dispatch board's rows. It is
+// safe for concurrent use; the zero value is not usable, call NewBoard.
 type Board struct {
 	mu          sync.Mutex
 	couriers    []string
 	load        map[string]int // assignments per courier
-	assignments map[string]fooddelivery.Assignment
-	order       []string // order ids in assignment order
+	assignments *recent.Map[string, fooddelivery.Assignment]
 	rows        map[string]Row
 }
 
@@ -38,7 +56,7 @@ func NewBoard(couriers ...string) *Board {
 	return &Board{
 		couriers:    slices.Clone(couriers),
 		load:        map[string]int{},
-		assignments: map[string]fooddelivery.Assignment{},
+		assignments: recent.NewMap[string, fooddelivery.Assignment](DefaultMaxAssignments),
 		rows:        map[string]Row{},
 	}
 }
@@ -57,7 +75,7 @@ func (b *Board) Couriers() []string {
 func (b *Board) Assign(orderID string) (a fooddelivery.Assignment, created bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if a, ok := b.assignments[orderID]; ok {
+	if a, ok := b.assignments.Get(orderID); ok {
 		return a, false
 	}
 	best := b.couriers[0]
@@ -68,8 +86,7 @@ func (b *Board) Assign(orderID string) (a fooddelivery.Assignment, created bool)
 	}
 	b.load[best]++
 	a = fooddelivery.Assignment{OrderID: orderID, CourierID: best}
-	b.assignments[orderID] = a
-	b.order = append(b.order, orderID)
+	b.assignments.Put(orderID, a)
 	return a, true
 }
 
@@ -77,18 +94,16 @@ func (b *Board) Assign(orderID string) (a fooddelivery.Assignment, created bool)
 func (b *Board) Assignment(orderID string) (a fooddelivery.Assignment, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	a, ok = b.assignments[orderID]
-	return a, ok
+	return b.assignments.Get(orderID)
 }
 
-// Assignments returns every assignment, oldest first.
+// Assignments returns every assignment kept (the DefaultMaxAssignments
+// most recent), oldest first.
 func (b *Board) Assignments() []fooddelivery.Assignment {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make([]fooddelivery.Assignment, 0, len(b.order))
-	for _, id := range b.order {
-		out = append(out, b.assignments[id])
-	}
+	out := make([]fooddelivery.Assignment, 0, b.assignments.Len())
+	b.assignments.Each(func(_ string, a fooddelivery.Assignment) { out = append(out, a) })
 	return out
 }
 
@@ -111,18 +126,23 @@ func (b *Board) rowLocked(name string) Row {
 // Put writes value to row name if the row's version is still ifVersion
 // (compare and swap). It returns the row as it is afterwards and whether
 // the write happened; on a version mismatch nothing changes and the
-// current row is returned.
-func (b *Board) Put(name string, ifVersion int64, value string) (Row, bool) {
+// current row is returned. A write of a new row to a board of MaxRows
+// rows returns ErrBoardFull and changes nothing. (The caller bounds the
+// value by MaxRowValueBytes.)
+func (b *Board) Put(name string, ifVersion int64, value string) (Row, bool, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	r := b.rowLocked(name)
 	if r.Version != ifVersion {
-		return r, false
+		return r, false, nil
+	}
+	if _, ok := b.rows[name]; !ok && len(b.rows) >= MaxRows {
+		return r, false, ErrBoardFull
 	}
 	r.Version++
 	r.Value = value
 	b.rows[name] = r
-	return r, true
+	return r, true, nil
 }
 
 // Writes returns the sum of the versions of all rows: how many writes the

@@ -5,6 +5,7 @@
 package courier
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -45,7 +46,8 @@ type PutRowRequest struct {
 //	PUT  /board/{row}         PutRowRequest with If-Match: <version> (bare or quoted)
 //	                          -> 200 Row with the new version; 409 "version_conflict" (body:
 //	                          ErrorBody; the current version in the ETag header);
-//	                          428 "missing_if_match"; 400 "bad_request"
+//	                          428 "missing_if_match"; 400 "bad_request"; 413 "value_too_large"
+//	                          (over MaxRowValueBytes); 422 "board_full" (a new row past MaxRows)
 //
 // New panics if a dependency is nil (a wiring error).
 func New(d Deps) http.Handler {
@@ -117,7 +119,17 @@ func handlePutRow(b *Board) http.Handler {
 			fooddelivery.WriteError(w, http.StatusBadRequest, "bad_request", "If-Match must be a version number, got "+fooddelivery.Quote(match))
 			return
 		}
-		row, ok := b.Put(name, version, req.Value)
+		if len(req.Value) > MaxRowValueBytes {
+			fooddelivery.WriteError(w, http.StatusRequestEntityTooLarge, "value_too_large",
+				"a row's value is at most "+strconv.Itoa(MaxRowValueBytes)+" bytes; this one is "+strconv.Itoa(len(req.Value)))
+			return
+		}
+		row, ok, err := b.Put(name, version, req.Value)
+		if errors.Is(err, ErrBoardFull) {
+			fooddelivery.WriteError(w, http.StatusUnprocessableEntity, "board_full",
+				"the dispatch board holds its "+strconv.Itoa(MaxRows)+" rows; write to one of them")
+			return
+		}
 		w.Header().Set("ETag", etag(row.Version))
 		if !ok {
 			fooddelivery.WriteError(w, http.StatusConflict, "version_conflict",

@@ -2,6 +2,7 @@ package courier_test
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -136,4 +137,38 @@ func TestVersionConflictEchoesTheRowNameTruncated(t *testing.T) {
 		assert.Contains(t, ce.Message, "(50000 bytes)", "the message says how long the row name was")
 		assert.Less(t, len(ce.Message), 200, "the row name comes back truncated: %s", ce.Message)
 	})
+}
+
+// The board holds at most MaxRows rows of at most MaxRowValueBytes each:
+// a client cannot fill the service's memory by writing rows.
+func TestBoardRowsAreBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, courier.NewBoard())
+		_, err := h.client.PutRow(t.Context(), "big", 0, strings.Repeat("v", courier.MaxRowValueBytes+1))
+		var ce *fooddelivery.CallError
+		require.True(t, errors.As(err, &ce), "a value one byte too long is refused: %v", err)
+		assert.Equal(t, "value_too_large", ce.Code)
+		for i := range courier.MaxRows {
+			_, err := h.client.PutRow(t.Context(), "row-"+strconv.Itoa(i), 0, "x")
+			require.NoError(t, err, "row %d of %d", i+1, courier.MaxRows)
+		}
+		_, err = h.client.PutRow(t.Context(), "one-more", 0, "x")
+		require.True(t, errors.As(err, &ce), "a new row past MaxRows is refused: %v", err)
+		assert.Equal(t, "board_full", ce.Code)
+		_, err = h.client.PutRow(t.Context(), "row-0", 1, "y")
+		assert.NoError(t, err, "a row already there can still be written")
+	})
+}
+
+// Assignments are kept for the DefaultMaxAssignments most recent orders.
+func TestAssignmentsAreBounded(t *testing.T) {
+	b := courier.NewBoard()
+	for i := range courier.DefaultMaxAssignments + 10 {
+		b.Assign("ord-" + strconv.Itoa(i))
+	}
+	assert.Len(t, b.Assignments(), courier.DefaultMaxAssignments)
+	_, ok := b.Assignment("ord-0")
+	assert.False(t, ok, "the oldest assignment was dropped")
+	_, ok = b.Assignment("ord-" + strconv.Itoa(courier.DefaultMaxAssignments+9))
+	assert.True(t, ok, "the newest is kept")
 }

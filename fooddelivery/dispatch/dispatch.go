@@ -168,6 +168,9 @@ func (q *Queue) receive() (it *item, m Message, wait time.Duration, ok bool) {
 		if it.m.Receives >= q.maxReceives() {
 			q.remove(it)
 			q.dead = append(q.dead, it.m)
+			if len(q.dead) > MaxDeadLetters {
+				q.dead = q.dead[1:] // the oldest goes; append reallocates, so the array stays bounded
+			}
 			it = nil
 			continue
 		}
@@ -204,7 +207,13 @@ func (q *Queue) maxReceives() int {
 	return DefaultMaxReceives
 }
 
-// DeadLetters returns the messages in the dead-letter queue, oldest first.
+// MaxDeadLetters is how many messages the dead-letter queue keeps: the
+// 10,000 most recent (SQS keeps a message for at most 14 days; this
+// queue, in memory, keeps a count instead).
+const MaxDeadLetters = 10_000
+
+// DeadLetters returns the messages in the dead-letter queue (at most
+// MaxDeadLetters, the most recent), oldest first.
 func (q *Queue) DeadLetters() []Message {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/internal/recent"
 )
 
 // Catalog is the menu service's data: restaurants, their menus, and the
@@ -146,25 +147,39 @@ func DefaultCatalog() *Catalog {
 // (Unicode code points).
 const MaxReviewChars = 2000
 
-// ReviewBook stores reviews; replicas of the menu service share one. It is
+// MaxReviews is how many reviews a ReviewBook keeps: the 10,000 most
+// recent, for every restaurant together.
+const MaxReviews = 10_000
+
+// ReviewBook stores reviews, in memory (a restart loses them): the
+// MaxReviews most recent. Replicas of the menu service share one. It is
 // safe for concurrent use; the zero value is an empty book, ready to use.
 type ReviewBook struct {
 	mu      sync.Mutex
 	seq     int
-	reviews []fooddelivery.Review
+	reviews *recent.List[fooddelivery.Review]
+}
+
+// kept returns b.reviews, made on first use.
+func (b *ReviewBook) kept() *recent.List[fooddelivery.Review] {
+	if b.reviews == nil {
+		b.reviews = recent.NewList[fooddelivery.Review](MaxReviews)
+	}
+	return b.reviews
 }
 
 // NewReviewBook returns an empty review book.
 func NewReviewBook() *ReviewBook { return &ReviewBook{} }
 
 // Add stores r under a fresh id ("rev-1", "rev-2", ...) and returns it as
-// stored. It does not validate r; the service does.
+// stored, dropping the oldest review when the book is full. It does not
+// validate r; the service does.
 func (b *ReviewBook) Add(r fooddelivery.Review) fooddelivery.Review {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.seq++
 	r.ID = "rev-" + itoa(b.seq)
-	b.reviews = append(b.reviews, r)
+	b.kept().Add(r)
 	return r
 }
 
@@ -174,11 +189,11 @@ func (b *ReviewBook) For(restaurantID string) []fooddelivery.Review {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := []fooddelivery.Review{}
-	for _, r := range b.reviews {
+	b.kept().Each(func(r fooddelivery.Review) {
 		if r.RestaurantID == restaurantID {
 			out = append(out, r)
 		}
-	}
+	})
 	return out
 }
 
@@ -186,7 +201,7 @@ func (b *ReviewBook) For(restaurantID string) []fooddelivery.Review {
 func (b *ReviewBook) Len() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.reviews)
+	return b.kept().Len()
 }
 
 // validateReview returns why r cannot be stored, or "".

@@ -181,3 +181,15 @@ func TestUnknownRestaurantIsEchoedTruncated(t *testing.T) {
 		assert.Less(t, len(ce.Message), 200, "the id comes back truncated: %s", ce.Message)
 	})
 }
+
+// A review book keeps the MaxReviews most recent reviews.
+func TestReviewBookIsBounded(t *testing.T) {
+	b := menu.NewReviewBook()
+	for i := range menu.MaxReviews + 5 {
+		b.Add(fooddelivery.Review{RestaurantID: "luigis", User: "alice", Stars: 1 + i%5})
+	}
+	assert.Equal(t, menu.MaxReviews, b.Len())
+	got := b.For("luigis")
+	assert.Len(t, got, menu.MaxReviews)
+	assert.Equal(t, "rev-6", got[0].ID, "the 5 oldest were dropped")
+}

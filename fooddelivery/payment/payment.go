@@ -20,6 +20,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/internal/recent"
 )
 
 // DeclinedCard is the card token the service always declines (HTTP 402,
@@ -147,34 +148,65 @@ func handleListCharges(l *Ledger) http.Handler {
 }
 
 // Ledger is the payment service's record of executed charges, in the order
-// they were executed. It is safe for concurrent use. The zero value is
-// ready to use.
+// they were executed, in memory (a restart loses it): the Max most recent
+// charges, and counts of them all. It is safe for concurrent use. The
+// zero value is ready to use.
 type Ledger struct {
+	// Max is how many charges the ledger keeps for Charges and ChargesFor;
+	// 0 means DefaultMaxCharges. Set it before the first charge. Total,
+	// TotalCents and OrdersChargedMoreThanOnce count every charge.
+	Max int
+
 	mu      sync.Mutex
-	charges []fooddelivery.Charge
-	// perOrder counts the charges of each order; twice counts the orders
-	// whose count reached 2, so that OrdersChargedMoreThanOnce is cheap.
+	charges *recent.List[fooddelivery.Charge]
+	seq     int // charges executed
+	cents   int // their sum
+	// perOrder counts the kept charges of each order; twice counts the
+	// orders whose count reached 2, so that OrdersChargedMoreThanOnce is
+	// cheap.
 	perOrder map[string]int
 	twice    int
 }
 
+// DefaultMaxCharges is how many charges a Ledger keeps by default: the
+// 20,000 most recent. A double charge is seen when both charges are among
+// them (a retry comes seconds after the first, not 20,000 charges later).
+const DefaultMaxCharges = 20_000
+
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger { return &Ledger{} }
 
+// kept returns l.charges, made on first use.
+func (l *Ledger) kept() *recent.List[fooddelivery.Charge] {
+	if l.charges == nil {
+		max := l.Max
+		if max <= 0 {
+			max = DefaultMaxCharges
+		}
+		l.charges = recent.NewList[fooddelivery.Charge](max)
+		l.perOrder = map[string]int{}
+	}
+	return l.charges
+}
+
 // record executes a charge: it appends a succeeded Charge with a fresh id
-// ("ch_1", "ch_2", ...) and returns it.
+// ("ch_1", "ch_2", ...) and returns it. When the ledger is full the oldest
+// charge is dropped.
 func (l *Ledger) record(req fooddelivery.ChargeRequest) fooddelivery.Charge {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.seq++
+	l.cents += req.AmountCents
 	c := fooddelivery.Charge{
-		ID:          "ch_" + strconv.Itoa(len(l.charges)+1),
+		ID:          "ch_" + strconv.Itoa(l.seq),
 		OrderID:     req.OrderID,
 		AmountCents: req.AmountCents,
 		Status:      "succeeded",
 	}
-	l.charges = append(l.charges, c)
-	if l.perOrder == nil {
-		l.perOrder = map[string]int{}
+	if old, dropped := l.kept().Add(c); dropped {
+		if l.perOrder[old.OrderID]--; l.perOrder[old.OrderID] <= 0 {
+			delete(l.perOrder, old.OrderID)
+		}
 	}
 	l.perOrder[req.OrderID]++
 	if l.perOrder[req.OrderID] == 2 {
@@ -193,42 +225,33 @@ func (l *Ledger) OrdersChargedMoreThanOnce() int {
 	return l.twice
 }
 
-// ChargesFor returns how many charges were executed for orderID (0 for an
-// unknown order; more than 1 is a double charge).
+// ChargesFor returns how many of the kept charges were executed for
+// orderID (0 for an unknown order; more than 1 is a double charge).
 func (l *Ledger) ChargesFor(orderID string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := 0
-	for _, c := range l.charges {
-		if c.OrderID == orderID {
-			n++
-		}
-	}
-	return n
+	l.kept()
+	return l.perOrder[orderID]
 }
 
 // Total returns how many charges were executed, for all orders together.
 func (l *Ledger) Total() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.charges)
+	return l.seq
 }
 
 // TotalCents returns the sum of the amounts charged, in cents.
 func (l *Ledger) TotalCents() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	sum := 0
-	for _, c := range l.charges {
-		sum += c.AmountCents
-	}
-	return sum
+	return l.cents
 }
 
-// Charges returns a copy of every executed charge, oldest first (empty,
-// not nil, when there are none).
+// Charges returns a copy of the kept charges (the Max most recent),
+// oldest first (empty, not nil, when there are none).
 func (l *Ledger) Charges() []fooddelivery.Charge {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]fooddelivery.Charge{}, l.charges...)
+	return l.kept().All()
 }
