@@ -6,6 +6,7 @@
 //
 // Usage, from anywhere inside the repository:
 //
+//	go run ./cmd/workshop doctor        is this machine ready? checks Go, the module cache, a C compiler, the port, the disk; builds every lab
 //	go run ./cmd/workshop               status of every lab and the next thing to do
 //	go run ./cmd/workshop status -json  the same as a results.json (Exercism test runner, version 3; see class.Results)
 //	go run ./cmd/workshop gather DIR    merge learners' status -json files into a class table (-csv out.csv)
@@ -101,6 +102,7 @@ import (
 	"github.com/gophereats/resilience/cmd/workshop/internal/admin"
 	"github.com/gophereats/resilience/cmd/workshop/internal/class"
 	"github.com/gophereats/resilience/cmd/workshop/internal/contract"
+	"github.com/gophereats/resilience/cmd/workshop/internal/doctor"
 	"github.com/gophereats/resilience/cmd/workshop/internal/lab"
 	"github.com/gophereats/resilience/cmd/workshop/internal/learner"
 	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
@@ -112,6 +114,10 @@ const usage = `usage: go run ./cmd/workshop [-C dir] [command]
 holding the current directory. NN is a lab's number or name: 05 or 05-breaker.
 
 Learners:
+  doctor [-addr host:port]
+              is this machine ready for the workshop? checks Go, that every module is in the module
+              cache (for offline use), a C compiler (for -race), the gateway's port and the free disk,
+              then builds every lab so that status answers in seconds; run it the night before
   status      every lab, step by step, and the next thing to do (the default); each lab is shown
               as its tests finish, unchanged labs at once
   status -json [-name NAME]
@@ -201,10 +207,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	var yes, manual bool
+	var doctorOpts doctor.Options
 	switch cmd {
 	case "status":
 		var err error
 		if statusOpts, err = class.ParseStatusFlags(rest); err != nil {
+			return err
+		}
+		rest = nil
+	case "doctor":
+		var err error
+		if doctorOpts, err = doctor.ParseFlags(rest); err != nil {
 			return err
 		}
 		rest = nil
@@ -239,6 +252,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return class.StatusJSON(ctx, ws, statusOpts.Name)
 		}
 		return learner.Status(ctx, ws)
+	case "doctor":
+		return doctor.Doctor(ctx, ws, doctorOpts)
 	case "check":
 		return learner.Check(ctx, ws, rest[0])
 	case "watch":
@@ -264,7 +279,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func checkArgs(cmd string, rest []string) error {
 	var min, max int // how many arguments the command takes
 	switch cmd {
-	case "status", "pin":
+	case "status", "pin", "doctor":
 	case "live":
 		return nil
 	case "verify", "watch":

@@ -27,6 +27,7 @@ var layers = map[string][]string{
 	"labrun":   {"lab", "repo", "gotest", "term"},
 	"learner":  {"labrun", "lab", "repo", "gotest", "term"},
 	"class":    {"labrun", "lab", "repo", "gotest", "term"},
+	"doctor":   {"labrun", "lab", "repo", "gotest", "term"},
 	"contract": {"learner", "labrun", "lab", "repo", "gotest", "term"},
 }
 
