@@ -71,6 +71,13 @@ func verifyProject(ctx context.Context, ws *repo.Workspace, r *report, race bool
 				r.note(note)
 			}
 			r.check(fmt.Sprintf("clause %d: go.mod is tidy (go mod tidy -diff)", clauseVetFmt), problems)
+
+			// The GitHub workflows.
+			if what, problems, note := workflowProblems(ctx, ws); note != "" {
+				r.note(note)
+			} else if what != "" {
+				r.check(what, problems)
+			}
 			if len(testPkgs) == 0 {
 				r.note("no packages to test outside labs/ and solutions/")
 			}
