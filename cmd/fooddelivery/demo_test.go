@@ -16,12 +16,13 @@ import (
 	"github.com/gophereats/resilience/internal/compose"
 )
 
-// The README's ten-minute live demo, played step by step on memnet in
-// fake time with the README's command line, fault and scenario, and read
+// The ten-minute live demo of the instructor's guide (docs/instructors.md),
+// played step by step on memnet in fake time with the guide's command
+// line, fault and scenario, and read
 // off the dashboard the room watches (a dashboard.Dashboard sampled once a
 // second, as the page's stream is): each step prints its promise and the
 // figures measured, and fails when the picture does not show what the
-// README promises.
+// guide promises.
 //
 //	go test -run Demo -v ./cmd/fooddelivery/
 
@@ -85,7 +86,7 @@ func playDemo(t *testing.T, p demoPlay) []demoFrame {
 		Stuck: "the step never ended",
 	}, func(t *testing.T) {
 		opts, err := parseFlags(p.args)
-		require.NoError(t, err, "the README's command line")
+		require.NoError(t, err, "the guide's command line")
 		w := opts.wire(func(s *compose.Settings) { s.Logger = quiet })
 		w.Cfg.Limits["order"] = opts.orderLimit
 		sys := labtest.StartSystem(t, w.Cfg)
@@ -147,7 +148,7 @@ func (r *demoReport) holds(ok bool, promise string, format string, args ...any) 
 	mark := "ok  "
 	if !ok {
 		mark = "FAIL"
-		r.t.Errorf("%s: the README promises %s, but %s", r.step, promise, fmt.Sprintf(format, args...))
+		r.t.Errorf("%s: the guide promises %s, but %s", r.step, promise, fmt.Sprintf(format, args...))
 	}
 	r.lines = append(r.lines, fmt.Sprintf("    %s %s: %s", mark, promise, fmt.Sprintf(format, args...)))
 }
