@@ -55,8 +55,8 @@ func TestClassroomWorkflowGradesEveryStep(t *testing.T) {
 	if graders != steps || steps < 60 {
 		t.Errorf("%s has %d graders for %d lab steps; want one per step", class.WorkflowPath, graders, steps)
 	}
-	if !strings.Contains(string(got), "command: \"go test -run '^(TestStep2BlackHoledPaymentFailsAtConnect)$' ./labs/01-timeouts/\"") {
-		t.Errorf("%s lacks lab 01 step 2's command as status -json gives it", class.WorkflowPath)
+	if !strings.Contains(string(got), "command: \"go test -v -run '^(TestStep2BlackHoledPaymentFailsAtConnect)$' ./labs/01-timeouts/ 2>&1 | ") {
+		t.Errorf("%s lacks lab 01 step 2's tests as status -json runs them", class.WorkflowPath)
 	}
 }
 

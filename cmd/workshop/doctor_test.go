@@ -32,8 +32,8 @@ func TestDoctorNamesMissingModulesAndTheFix(t *testing.T) {
 		"  FAIL  modules: ",
 		"github.com/go-chi/chi/v5 v5.",
 		"        fix: go mod download (while you have a network connection), then run doctor again",
-		"  FAIL  build: not tried",
-		"Not ready: 2 problems above.",
+		"  skip  build: not tried",
+		"Not ready: 1 problem above.",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("doctor's output lacks %q:\n%s", want, out.String())
@@ -86,8 +86,31 @@ func TestDoctorBuildsEveryLabAndWarnsOfATakenPort(t *testing.T) {
 	}
 }
 
+// What the go command's environment says can break every build is a
+// failure with its own fix, not a missing module or a broken lab.
+func TestDoctorNamesTheEnvironmentThatBreaksBuilds(t *testing.T) {
+	root := newFixtureRepo(t)
+	for _, c := range []struct{ env, value, want, fix string }{
+		{"GOFLAGS", "-mod=vendor", "  FAIL  Go: GOFLAGS=-mod=vendor builds from a vendor directory", "go env -u GOFLAGS"},
+		{"CC", "no-such-compiler", "  FAIL  C compiler: cgo is on (CGO_ENABLED=1) but its C compiler, CC=no-such-compiler, is not on PATH", "unset CC"},
+	} {
+		t.Run(c.env, func(t *testing.T) {
+			t.Setenv(c.env, c.value)
+			if c.env == "CC" {
+				t.Setenv("CGO_ENABLED", "1")
+			}
+			var out bytes.Buffer
+			err := run(context.Background(), []string{"workshop", "-C", root, "doctor"}, &out, &out)
+			if !errors.Is(err, repo.ErrFailed) || !strings.Contains(out.String(), c.want) || !strings.Contains(out.String(), "fix: "+c.fix) ||
+				!strings.Contains(out.String(), "  skip  build: not tried") {
+				t.Errorf("doctor with %s=%s: got %v,\n%s\nwant a failure %q with the fix %q, and no build", c.env, c.value, err, out.String(), c.want, c.fix)
+			}
+		})
+	}
+}
+
 func TestDoctorRefusesArguments(t *testing.T) {
-	for _, args := range [][]string{{"doctor", "01"}, {"doctor", "-addr"}, {"doctor", "-x"}} {
+	for _, args := range [][]string{{"doctor", "01"}, {"doctor", "-addr"}, {"doctor", "-x"}, {"doctor", "-addr", "notaport"}, {"doctor", "-addr", "0.0.0.0:8080"}} {
 		err := run(context.Background(), append([]string{"workshop"}, args...), &bytes.Buffer{}, &bytes.Buffer{})
 		if !errors.Is(err, repo.ErrUsage) {
 			t.Errorf("%q: got %v, want a usage error", args, err)

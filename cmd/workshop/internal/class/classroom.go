@@ -20,10 +20,11 @@ const WorkflowUpdate = "go test ./cmd/workshop -run TestClassroomWorkflow -updat
 // infos (in order): a GitHub Actions workflow that, on every push, sets up
 // the Go of go.mod, downloads the modules and builds every lab's tests
 // once, then runs one classroom-resources/autograding-command-grader step
-// per lab step, worth 1 point, whose command is the step's test_code of
-// status -json (the same tests status runs, without -race), and last the
-// grading reporter over all of them. A lab's points are its steps passed;
-// the game day's steps are its stages. A step with no test gets no grader.
+// per lab step, worth 1 point, whose command (graderCommand) runs the
+// step's tests as the step's test_code of status -json does (the same
+// tests status runs, without -race), and last the grading reporter over
+// all of them. A lab's points are its steps passed; the game day's steps
+// are its stages. A step with no test gets no grader.
 //
 // Each grader's id is labNN-stepM; the reporter reads its result from the
 // environment variable LABNN-STEPM_RESULTS, as Classroom's own workflows
@@ -31,8 +32,9 @@ const WorkflowUpdate = "go test ./cmd/workshop -run TestClassroomWorkflow -updat
 func Workflow(infos []lab.Info) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, `# GitHub Classroom's autograding: one grader per lab step, 1 point each,
-# so that a lab's points are its steps passed. Each command is the one
-# "go run ./cmd/workshop status -json" gives as the step's test_code.
+# so that a lab's points are its steps passed. Each command runs the tests
+# "go run ./cmd/workshop status -json" names in the step's test_code, and
+# passes when go test reports every one of them passed.
 # Written from the labs' tests by: %s
 name: Autograding
 "on":
@@ -64,13 +66,13 @@ jobs:
 	var ids []string
 	for _, info := range infos {
 		for _, s := range lab.StepResults(nil, info.Tests.Tests, info.Steps) {
-			cmd := stepCommand(info, s)
+			cmd := graderCommand(info, s)
 			if cmd == "" {
 				continue
 			}
 			id := fmt.Sprintf("lab%s-step%d", info.Num(), s.N)
 			ids = append(ids, id)
-			name := yamlString(fmt.Sprintf("Lab %s %s, %s", info.Num(), info.Title(), info.StepTitle(s.N)))
+			name := yamlString(noExpression(fmt.Sprintf("Lab %s %s, %s", info.Num(), info.Title(), info.StepTitle(s.N))))
 			fmt.Fprintf(&b, `      - name: %s
         id: %s
         uses: classroom-resources/autograding-command-grader@v1
@@ -91,6 +93,26 @@ jobs:
 	}
 	fmt.Fprintf(&b, "        with:\n          runners: %s\n", strings.Join(ids, ","))
 	return []byte(b.String())
+}
+
+// graderCommand is the shell command (sh, on the grader's Ubuntu) that
+// grades step s: its test_code with -v, passing only when go test reports
+// each of the step's tests passed by name, so that a step whose tests were
+// deleted or renamed earns no point (go test passes when -run matches
+// nothing). It is "" for a step with no test.
+func graderCommand(info lab.Info, s lab.StepResult) string {
+	if len(s.Tests) == 0 {
+		return ""
+	}
+	names := strings.Join(s.Tests, "|")
+	return fmt.Sprintf("go test -v -run '^(%s)$' %s 2>&1 | tee /dev/stderr | grep -cE '^--- PASS: (%s) ' | grep -qx %d",
+		names, info.Pattern(), names, len(s.Tests))
+}
+
+// noExpression breaks every "${{" in s, which GitHub Actions would
+// evaluate as an expression in a step's name or inputs.
+func noExpression(s string) string {
+	return strings.ReplaceAll(s, "${{", "$ {{")
 }
 
 // yamlString writes s as a double-quoted YAML scalar; Go's quoting of

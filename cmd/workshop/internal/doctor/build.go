@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -17,7 +18,8 @@ import (
 const buildLimit = 20 * time.Minute
 
 // build runs every lab's tests once as status does, printing a line per
-// lab as it finishes, then builds every package of the module, then, when
+// lab as it finishes, then builds the tool and the system (a lab of the
+// learner's that does not compile is a warning of its own), then, when
 // race is true, the labs' tests with -race, as check runs them. It prints
 // one line for the whole, and returns an error only when the context ended.
 func build(ctx context.Context, ws *repo.Workspace, r *report, race bool) error {
@@ -44,14 +46,23 @@ func build(ctx context.Context, ws *repo.Workspace, r *report, race bool) error 
 	if err != nil {
 		return err
 	}
-	r.w.Status(func() string { return "building the system and the tool (go build ./...)" })
-	res := ws.GoCmd(ctx, buildLimit, "build", "./...")
+	args := []string{"build"}
+	for _, dir := range []string{"cmd", "fooddelivery"} {
+		if _, err := os.Stat(ws.Abs(dir)); err == nil {
+			args = append(args, "./"+dir+"/...")
+		}
+	}
+	r.w.Status(func() string { return "building the system and the tool (go build ./cmd/... ./fooddelivery/...)" })
+	res := repo.Result{}
+	if len(args) > 1 {
+		res = ws.GoCmd(ctx, buildLimit, args...)
+	}
 	r.w.Stop()
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	if res.Err != nil {
-		r.line(failing, "build", "go build ./... fails: "+strings.Join(repo.FirstLines(res.Combined(), 3), " / "),
+		r.line(failing, "build", "the system or the tool does not build (go build ./cmd/... ./fooddelivery/...): "+strings.Join(repo.FirstLines(res.Combined(), 3), " / "),
 			"git status shows what changed outside labs/; git stash or a fresh clone puts the workshop back")
 		return nil
 	}

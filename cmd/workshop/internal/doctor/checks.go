@@ -27,9 +27,23 @@ func checkGo(ctx context.Context, ws *repo.Workspace, r *report) bool {
 		return false
 	}
 	want := mod.Go
-	env, err := ws.GoEnv(ctx, "GOVERSION", "GOTOOLCHAIN")
+	env, err := ws.GoEnv(ctx, "GOVERSION", "GOTOOLCHAIN", "GOWORK", "GOFLAGS")
 	if err != nil {
-		r.line(failing, "Go", fmt.Sprintf("the go command (%s) does not answer: %v", ws.GoBin, firstLine(err.Error())), installGo(want))
+		fix := installGo(want)
+		if t := os.Getenv("GOTOOLCHAIN"); t != "" {
+			fix = fmt.Sprintf("unset GOTOOLCHAIN (it is %q here), or set it to local or auto; if that is not it, %s", t, fix)
+		}
+		r.line(failing, "Go", fmt.Sprintf("the go command (%s) does not answer: %s", ws.GoBin, firstLines(err.Error(), 2)), fix)
+		return false
+	}
+	if strings.Contains(env["GOFLAGS"], "-mod=vendor") {
+		r.line(failing, "Go", fmt.Sprintf("GOFLAGS=%s builds from a vendor directory, which the workshop does not have", env["GOFLAGS"]),
+			"go env -u GOFLAGS (or unset GOFLAGS in your shell), then run doctor again")
+		return false
+	}
+	if w := env["GOWORK"]; w != "" && w != "off" {
+		r.line(failing, "Go", fmt.Sprintf("a go.work file (%s) decides which modules build, not the workshop's go.mod", w),
+			"unset GOWORK, or run the workshop from a directory outside that workspace (GOWORK=off go run ./cmd/workshop doctor tries it)")
 		return false
 	}
 	running := env["GOVERSION"]
@@ -69,7 +83,7 @@ func readGoMod(ctx context.Context, ws *repo.Workspace) (goMod, error) {
 	var m goMod
 	res := ws.GoCmd(ctx, time.Minute, "mod", "edit", "-json")
 	if res.Err != nil {
-		return m, fmt.Errorf("go mod edit -json: %v: %s", res.Err, firstLine(string(res.Stderr)))
+		return m, fmt.Errorf("go mod edit -json: %v: %s", res.Err, firstLines(string(res.Stderr), 3))
 	}
 	if err := json.Unmarshal(res.Stdout, &m); err != nil || m.Go == "" {
 		return m, fmt.Errorf("go.mod in %s has no go line", ws.Root)
@@ -162,6 +176,10 @@ func checkCompiler(ctx context.Context, ws *repo.Workspace, r *report) bool {
 	}
 	path, err := exec.LookPath(cc[0])
 	switch {
+	case err != nil && env["CGO_ENABLED"] == "1":
+		r.line(failing, what, fmt.Sprintf("cgo is on (CGO_ENABLED=1) but its C compiler, CC=%s, is not on PATH: the system and the labs do not build", env["CC"]),
+			"unset CC (go env -u CC) or install it; or turn cgo off with CGO_ENABLED=0, and check runs without -race")
+		return false
 	case err != nil:
 		r.line(warned, what, fmt.Sprintf("no %s on PATH: %s", cc[0], without), installCompiler(env["GOOS"]))
 		return false
@@ -247,6 +265,17 @@ func listSome(items []string, n int) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}
+
+// firstLines returns s's first n non-blank lines, trimmed, joined by " / ".
+func firstLines(s string, n int) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" && len(out) < n {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, " / ")
 }
 
 // firstLine returns s's first non-blank line, trimmed.

@@ -27,3 +27,16 @@ func TestAtLeast(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckAddr(t *testing.T) {
+	for _, ok := range []string{"127.0.0.1:8080", "localhost:9090", "[::1]:8080", "127.0.0.2:1", "127.0.0.1:65535"} {
+		if err := checkAddr(ok); err != nil {
+			t.Errorf("checkAddr(%q) = %v, want nil", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "notaport", "127.0.0.1", "127.0.0.1:99999", "127.0.0.1:0", "127.0.0.1:http", "0.0.0.0:8080", ":8080", "example.com:80", "10.0.0.1:8080"} {
+		if err := checkAddr(bad); err == nil {
+			t.Errorf("checkAddr(%q) = nil, want an error", bad)
+		}
+	}
+}

@@ -26,7 +26,7 @@ import (
 // packages that pass, and a learner's labs mostly fail.
 //
 // A lab's key is a SHA-256 over: the go command and its version, GOOS,
-// GOARCH, GOFLAGS, GOEXPERIMENT, CGO_ENABLED and GODEBUG; go.mod and the
+// GOARCH, GOFLAGS, GOEXPERIMENT, CGO_ENABLED, CC and GODEBUG; go.mod and the
 // go.work in use; the go test flags; every file in the lab's directory (testdata included); and every
 // package its test binary links: the Go, cgo and embedded files of the
 // packages of this module (and of replaced modules), the path and version
@@ -78,7 +78,7 @@ func newStatusCache(ctx context.Context, ws *repo.Workspace, pkgs map[string]str
 	if err != nil {
 		return nil, err
 	}
-	env, err := ws.GoEnv(ctx, "GOVERSION", "GOOS", "GOARCH", "GOFLAGS", "GOEXPERIMENT", "CGO_ENABLED", "GOWORK")
+	env, err := ws.GoEnv(ctx, "GOVERSION", "GOOS", "GOARCH", "GOFLAGS", "GOEXPERIMENT", "CGO_ENABLED", "GOWORK", "CC")
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func newStatusCache(ctx context.Context, ws *repo.Workspace, pkgs map[string]str
 	}
 	common := sha256.New()
 	fmt.Fprintf(common, "workshop status cache 1\n%s\n", ws.GoBin)
-	for _, k := range []string{"GOVERSION", "GOOS", "GOARCH", "GOFLAGS", "GOEXPERIMENT", "CGO_ENABLED"} {
+	for _, k := range []string{"GOVERSION", "GOOS", "GOARCH", "GOFLAGS", "GOEXPERIMENT", "CGO_ENABLED", "CC"} {
 		fmt.Fprintf(common, "%s=%s\n", k, env[k])
 	}
 	fmt.Fprintf(common, "GODEBUG=%s\nflags=%q\n", os.Getenv("GODEBUG"), flags)
