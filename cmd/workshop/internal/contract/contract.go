@@ -28,6 +28,7 @@ var contract = []clause{
 	{7, "no real sockets", (*labRun).noSockets},
 	{8, "self-contained", (*labRun).selfContained},
 	{9, "a README read in ten minutes, in the usual order", (*labRun).readme},
+	{clauseGerman, "German beside the English, in sync", (*labRun).german},
 }
 
 // Clauses checked outside the per-lab table.
@@ -37,6 +38,7 @@ const (
 	clauseProjectTests = 12
 	clauseBrowser      = 13
 	clauseBench        = 14
+	clauseGerman       = 15 // per lab, and for the project's texts
 )
 
 // otherClauses names the clauses checked outside the per-lab table, for the
@@ -237,6 +239,15 @@ func (lr *labRun) selfContained(ctx context.Context) error {
 func (lr *labRun) readme(ctx context.Context) error {
 	lr.check(9, "README.md has the sections in order, a heading per step, at most 2,000 words, and links PRODUCTION.md", readmeProblems(lr.ws, lr.info))
 	lr.check(9, "HINTS.md parses, its steps have tests, its hints go from gentle to explicit, and README.md links to it", hintsProblems(lr.ws, lr.info))
+	return nil
+}
+
+// german (clause 15) checks the lab's German texts against the English,
+// once the repository has a German edition (a README.de.md at its root).
+func (lr *labRun) german(ctx context.Context) error {
+	if hasGermanEdition(lr.ws) {
+		lr.check(clauseGerman, "README.de.md, HINTS.de.md and PRODUCTION.de.md translate the English section by section, in sync", germanLabProblems(lr.ws, lr.info))
+	}
 	return nil
 }
 

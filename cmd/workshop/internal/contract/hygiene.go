@@ -72,6 +72,12 @@ func verifyProject(ctx context.Context, ws *repo.Workspace, r *report, race bool
 			}
 			r.check(fmt.Sprintf("clause %d: go.mod is tidy (go mod tidy -diff)", clauseVetFmt), problems)
 
+			// The German edition of the project's texts.
+			if hasGermanEdition(ws) {
+				r.check(fmt.Sprintf("clause %d: %s translate %s section by section, in sync", clauseGerman,
+					strings.Join(germanNames(ProjectTexts), " and "), strings.Join(ProjectTexts, " and ")), germanProjectProblems(ws))
+			}
+
 			// The GitHub workflows.
 			if what, problems, note := workflowProblems(ctx, ws); note != "" {
 				r.note(note)

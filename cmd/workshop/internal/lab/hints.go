@@ -63,7 +63,7 @@ func (f HintFile) Step(n int) []Hint {
 	return nil
 }
 
-var hintStepHeading = regexp.MustCompile(`^Step ([0-9]+)$`)
+var hintStepHeading = regexp.MustCompile(`^(?:Step|Schritt) ([0-9]+)$`)
 
 // ParseHints reads a HINTS.md in the form above; name is the file's name
 // in the problems it reports, each "name:line: what". It returns what it could read even

@@ -28,7 +28,9 @@ type Readme struct {
 	Words map[string]int
 }
 
-var stepHeading = regexp.MustCompile(`(?i)^step\s+([0-9]+)\s*(?:[:.)]|-|–|—)?\s*(.*)$`)
+// stepHeading matches a step's heading, "Step N: title" (or, in a German
+// README.de.md, "Schritt N: Titel").
+var stepHeading = regexp.MustCompile(`(?i)^(?:step|schritt)\s+([0-9]+)\s*(?:[:.)]|-|–|—)?\s*(.*)$`)
 
 // Fence is a Markdown code Fence: a run of at least three backticks or
 // tildes (CommonMark). The zero Fence is no Fence.
