@@ -4,11 +4,13 @@ import (
 	"flag"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/gophereats/resilience/cmd/workshop/internal/lab"
 	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
 )
 
@@ -18,6 +20,10 @@ import (
 // one is for the translator to renew once the German says what the
 // English says.
 var stampGerman = flag.Bool("stamp-german", false, "fill the <!-- en: TODO --> markers of the repository's German files")
+
+// checkGerman runs clause 15 on the German files there are, at once,
+// for whoever is translating (verify runs it on every lab).
+var checkGerman = flag.Bool("check-german", false, "check the repository's German files against the English (clause 15)")
 
 const englishSample = `# Lab 05 (breaker)
 
@@ -195,5 +201,29 @@ func TestRepositoryGermanMarkers(t *testing.T) {
 		if err := os.WriteFile(de, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if !*checkGerman {
+		return
+	}
+	var problems []string
+	labs := map[string]bool{}
+	for _, de := range files {
+		rel, _ := filepath.Rel(ws.Root, de)
+		rel = filepath.ToSlash(rel)
+		if dir, ok := strings.CutPrefix(path.Dir(rel), "labs/"); ok {
+			if !labs[dir] {
+				labs[dir] = true
+				info, err := lab.ReadInfo(ws, lab.Lab{Name: dir, Present: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				problems = append(problems, germanLabProblems(ws, info)...)
+			}
+			continue
+		}
+		problems = append(problems, translationProblems(ws, strings.TrimSuffix(rel, GermanSuffix)+".md", false)...)
+	}
+	for _, p := range problems {
+		t.Error(p)
 	}
 }
