@@ -218,7 +218,7 @@ func TestGatherDistrustsItsInput(t *testing.T) {
 	}
 	for _, rec := range records {
 		for _, cell := range rec {
-			if cell != "" && strings.ContainsRune("=+-@", rune(cell[0])) {
+			if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
 				t.Errorf("CSV cell %q would be read as a formula", cell)
 			}
 		}

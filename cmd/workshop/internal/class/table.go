@@ -186,10 +186,10 @@ func cleanCell(s string) string {
 }
 
 // csvSafe keeps a spreadsheet from reading a cell as a formula: text that
-// begins with = + - @ gets a leading apostrophe (OWASP's advice on CSV
-// injection).
+// begins with = + - @, a tab or a carriage return gets a leading
+// apostrophe (OWASP's advice on CSV injection).
 func csvSafe(s string) string {
-	if s != "" && strings.ContainsRune("=+-@", rune(s[0])) {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
 		return "'" + s
 	}
 	return s
