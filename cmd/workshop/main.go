@@ -98,6 +98,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gophereats/resilience/cmd/workshop/internal/admin"
 	"github.com/gophereats/resilience/cmd/workshop/internal/class"
@@ -180,6 +181,10 @@ func main() {
 	}
 }
 
+// clock is what gather measures the learners' ages from; the golden
+// test fixes it.
+var clock = time.Now
+
 // run is the whole program; args[0] is the program name.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("workshop", flag.ContinueOnError)
@@ -222,7 +227,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		rest = nil
 	case "gather": // reads the files named; needs no repository
-		return class.Gather(rest, stdout, stderr)
+		return class.GatherAt(clock, rest, stdout, stderr)
 	case "hint":
 		if _, _, ok := learner.HintArgs(rest); !ok {
 			return repo.BadUsage("hint takes a lab number and optionally --reset, for example: go run ./cmd/workshop hint 05")

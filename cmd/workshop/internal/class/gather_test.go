@@ -10,28 +10,40 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
 	"github.com/gophereats/resilience/cmd/workshop/internal/testkit"
 )
 
+// fixedNow is the clock of the tests: 25 minutes after ben's last pass.
+func fixedNow() time.Time { return time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC) }
+
+// TestGatherFixtures gathers testdata/gather: three files directly in it
+// (alice, bob, carol) and three learners' directories as a GitHub
+// Classroom export has them (resilience-anna/results.json...): anna
+// passes no step, ben is stuck at lab 03's step 2 and last passed 25
+// minutes ago, cara is done.
 func TestGatherFixtures(t *testing.T) {
 	csvPath := filepath.Join(t.TempDir(), "class.csv")
 	var out, errb bytes.Buffer
 	dir := filepath.Join("testdata", "gather")
 	// The directory and one of its files again: the file counts once.
-	if err := Gather([]string{dir, "-csv", csvPath, filepath.Join(dir, "bob.json")}, &out, &errb); err != nil {
+	if err := GatherAt(fixedNow, []string{dir, "-csv", csvPath, filepath.Join(dir, "bob.json")}, &out, &errb); err != nil {
 		t.Fatalf("gather: %v\nstderr: %s", err, errb.String())
 	}
 	if errb.Len() != 0 {
 		t.Errorf("stderr: %s", errb.String())
 	}
 	want := [][]string{
-		{"learner", "01", "02", "03", "total", "ran at (UTC)"},
-		{"alice", "2/2", "2/3", "0/2", "4/7", "2026-05-04T09:12:33Z"},
-		{"bob", "2/2", "build error", "1/2", "3/7", "2026-05-04T09:14:02Z"},
-		{"carol", "1/2", "3/3", "-", "4/5", "2026-05-04T09:10:51Z"},
-		{"finished", "2/3", "1/3", "0/2"},
+		{"learner", "01", "02", "03", "total", "stuck at", "since last pass", "ran at (UTC)"},
+		{"alice", "2/2", "2/3", "0/2", "4/7", "02 step 3", "47 min", "2026-05-04T09:12:33Z"},
+		{"anna", "0/2", "-", "-", "0/2", "01 step 1", "never", "2026-05-04T09:50:12Z"},
+		{"ben", "2/2", "3/3", "1/2", "6/7", "03 step 2", "25 min", "2026-05-04T09:34:52Z"},
+		{"bob", "2/2", "build error", "1/2", "3/7", "02 build error", "45 min", "2026-05-04T09:14:02Z"},
+		{"cara", "2/2", "3/3", "2/2", "7/7", "done", "2 h 5 min", "2026-05-04T07:54:41Z"},
+		{"carol", "1/2", "3/3", "-", "4/5", "01 step 2", "49 min", "2026-05-04T09:10:51Z"},
+		{"finished", "4/6", "3/5", "1/4"},
 	}
 	got := testkit.TableCells(out.String())
 	if len(got) != len(want) {
@@ -56,10 +68,13 @@ func TestGatherFixtures(t *testing.T) {
 		t.Fatalf("the CSV does not parse: %v", err)
 	}
 	wantCSV := [][]string{
-		{"learner", "01-timeouts", "02-deadlines", "03-retries", "total", "ran_at"},
-		{"alice", "2 of 2", "2 of 3", "0 of 2", "4 of 7", "2026-05-04T09:12:33Z"},
-		{"bob", "2 of 2", "build error", "1 of 2", "3 of 7", "2026-05-04T09:14:02Z"},
-		{"carol", "1 of 2", "3 of 3", "", "4 of 5", "2026-05-04T09:10:51Z"},
+		{"learner", "01-timeouts", "02-deadlines", "03-retries", "total", "ran_at", "stuck_at", "last_pass_at"},
+		{"alice", "2 of 2", "2 of 3", "0 of 2", "4 of 7", "2026-05-04T09:12:33Z", "02 step 3", "2026-05-04T09:12:33Z"},
+		{"anna", "0 of 2", "", "", "0 of 2", "2026-05-04T09:50:12Z", "01 step 1", ""},
+		{"ben", "2 of 2", "3 of 3", "1 of 2", "6 of 7", "2026-05-04T09:34:52Z", "03 step 2", "2026-05-04T09:35:00Z"},
+		{"bob", "2 of 2", "build error", "1 of 2", "3 of 7", "2026-05-04T09:14:02Z", "02 build error", "2026-05-04T09:14:02Z"},
+		{"cara", "2 of 2", "3 of 3", "2 of 2", "7 of 7", "2026-05-04T07:54:41Z", "done", "2026-05-04T07:55:00Z"},
+		{"carol", "1 of 2", "3 of 3", "", "4 of 5", "2026-05-04T09:10:51Z", "01 step 2", "2026-05-04T09:10:51Z"},
 	}
 	if len(records) != len(wantCSV) {
 		t.Fatalf("got %d CSV records, want %d: %q", len(records), len(wantCSV), records)
@@ -218,7 +233,7 @@ func TestGatherDistrustsItsInput(t *testing.T) {
 	}
 	for _, rec := range records {
 		for _, cell := range rec {
-			if cell != "" && strings.ContainsRune("=+-@", rune(cell[0])) {
+			if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
 				t.Errorf("CSV cell %q would be read as a formula", cell)
 			}
 		}

@@ -48,10 +48,14 @@ func readLearnerRow(file string) (*learnerRow, error) {
 		row.scores[id] = sc.Yours
 	}
 	if row.learner == "" {
+		row.learner = cleanCell(resultsDirName(file))
+	}
+	if row.learner == "" {
 		row.learner = cleanCell(strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)))
 	}
 	type stepOfLab struct{ task, step int }
 	seen := map[stepOfLab]bool{}
+	var steps []stepEntry
 	for _, t := range r.Tests {
 		// A step listed twice counts once: a file cannot pass a lab by
 		// repeating a step.
@@ -63,6 +67,11 @@ func readLearnerRow(file string) (*learnerRow, error) {
 			continue
 		}
 		seen[key] = true
+		e := stepEntry{task: t.TaskID, step: t.Step, order: len(steps), status: t.Status}
+		if t.RanAt != "" {
+			e.ranAt, _ = time.Parse(time.RFC3339, t.RanAt) // parseResultsV3 checked it
+		}
+		steps = append(steps, e)
 		c := row.labs[t.TaskID]
 		if c == nil {
 			c = &labCell{lab: cleanCell(t.Lab)}
@@ -76,6 +85,8 @@ func readLearnerRow(file string) (*learnerRow, error) {
 			c.error++
 		}
 	}
+	row.stuck = stuckAt(steps, row.labs)
+	row.lastPass, row.passes = lastPass(steps)
 	return row, nil
 }
 
@@ -114,7 +125,8 @@ func checkScores(r *Results) error {
 }
 
 // parseResultsV3 decodes a results.json and checks what gather relies on:
-// version 3, the statuses, a name and a task_id (from 1) for every test.
+// version 3, the statuses, a name and a task_id (from 1) for every test,
+// and that a test's ran_at, if any, is an RFC 3339 time.
 // Fields it does not know are ignored, as Exercism's readers do.
 func parseResultsV3(data []byte) (*Results, error) {
 	const what = "a results.json of version 3, as status -json writes"
@@ -164,6 +176,9 @@ func parseResultsV3(data []byte) (*Results, error) {
 		}
 		if t.TaskID < 1 {
 			return nil, fmt.Errorf("%s: no task_id (the lab number, from 1), which gather groups the steps by", test)
+		}
+		if _, err := time.Parse(time.RFC3339, t.RanAt); t.RanAt != "" && err != nil {
+			return nil, fmt.Errorf("%s: ran_at %q is not an RFC 3339 time", test, t.RanAt)
 		}
 	}
 	return &r, nil

@@ -36,9 +36,9 @@ func TestGatherAddsTheScoreColumn(t *testing.T) {
 		t.Fatalf("gather: %v\nstderr: %s", err, errb.String())
 	}
 	want := [][]string{
-		{"learner", "10", "10 score", "total", "ran at (UTC)"},
-		{"anna", "1/2", "83", "1/2"},
-		{"ben", "1/2", "-", "1/2"},
+		{"learner", "10", "10 score", "total", "stuck at", "since last pass", "ran at (UTC)"},
+		{"anna", "1/2", "83", "1/2", "10 step 2", "unknown"}, // steps without ran_at
+		{"ben", "1/2", "-", "1/2", "10 step 2", "unknown"},
 		{"finished", "0/2"},
 	}
 	got := testkit.TableCells(out.String())

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -82,7 +83,8 @@ func (t *classTable) header(id int, long bool) string {
 	return fmt.Sprintf("%02d", id)
 }
 
-func (t *classTable) print(w io.Writer) error {
+// print writes the table, its ages measured from now.
+func (t *classTable) print(w io.Writer, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	line := func(cells []string) { fmt.Fprintln(tw, strings.TrimRight(strings.Join(cells, "\t"), "\t")) }
 	head := []string{"learner"}
@@ -90,7 +92,7 @@ func (t *classTable) print(w io.Writer) error {
 		head = append(head, t.header(id, false))
 	}
 	head = append(head, t.scoreHeaders(false)...)
-	line(append(head, "total", "ran at (UTC)"))
+	line(append(head, "total", "stuck at", "since last pass", "ran at (UTC)"))
 	for _, r := range t.rows {
 		cells := []string{r.name}
 		for _, id := range t.tasks {
@@ -102,7 +104,7 @@ func (t *classTable) print(w io.Writer) error {
 		}
 		cells = append(cells, t.scoreCells(r)...)
 		passed, steps := r.total()
-		line(append(cells, fmt.Sprintf("%d/%d", passed, steps), r.ranAt))
+		line(append(cells, fmt.Sprintf("%d/%d", passed, steps), r.stuck, r.sinceLastPass(now), r.ranAt))
 	}
 	done := []string{"finished"}
 	for _, id := range t.tasks {
@@ -120,7 +122,7 @@ func (t *classTable) print(w io.Writer) error {
 	for range t.scored {
 		done = append(done, "")
 	}
-	line(append(done, "", ""))
+	line(append(done, "", "", "", ""))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -133,6 +135,7 @@ func (t *classTable) print(w io.Writer) error {
 	if len(legend) > 0 {
 		fmt.Fprintf(w, "\nLabs: %s. A cell is steps passed/steps; finished counts the learners who passed every step of the lab.\n", strings.Join(legend, ", "))
 	}
+	fmt.Fprintln(w, "Stuck at is the first step not passed; since last pass is how long ago a passing step's tests last ran (by this computer's clock).")
 	if len(t.scored) > 0 {
 		fmt.Fprintln(w, "A score is the learner's plan's score of 100 on the lab's score card (its experiment's last line).")
 	}
@@ -140,7 +143,8 @@ func (t *classTable) print(w io.Writer) error {
 }
 
 // writeCSV writes a header, then one row per learner: learner, one column
-// per lab, total and ran_at.
+// per lab, the score columns, total, ran_at, stuck_at and last_pass_at
+// (RFC 3339: a CSV is read later, when an age would be stale).
 func (t *classTable) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	head := []string{"learner"}
@@ -150,7 +154,7 @@ func (t *classTable) writeCSV(w io.Writer) error {
 	for _, h := range t.scoreHeaders(true) {
 		head = append(head, csvSafe(h))
 	}
-	if err := cw.Write(append(head, "total", "ran_at")); err != nil {
+	if err := cw.Write(append(head, "total", "ran_at", "stuck_at", "last_pass_at")); err != nil {
 		return err
 	}
 	for _, r := range t.rows {
@@ -160,7 +164,8 @@ func (t *classTable) writeCSV(w io.Writer) error {
 		}
 		rec = append(rec, t.scoreCells(r)...)
 		passed, steps := r.total()
-		if err := cw.Write(append(rec, fmt.Sprintf("%d of %d", passed, steps), r.ranAt)); err != nil {
+		rec = append(rec, fmt.Sprintf("%d of %d", passed, steps), csvSafe(r.ranAt), csvSafe(r.stuck), csvSafe(r.lastPassAt()))
+		if err := cw.Write(rec); err != nil {
 			return err
 		}
 	}
@@ -186,10 +191,10 @@ func cleanCell(s string) string {
 }
 
 // csvSafe keeps a spreadsheet from reading a cell as a formula: text that
-// begins with = + - @ gets a leading apostrophe (OWASP's advice on CSV
-// injection).
+// begins with = + - @, a tab or a carriage return gets a leading
+// apostrophe (OWASP's advice on CSV injection).
 func csvSafe(s string) string {
-	if s != "" && strings.ContainsRune("=+-@", rune(s[0])) {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
 		return "'" + s
 	}
 	return s
