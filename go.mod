@@ -12,6 +12,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	github.com/vektah/gqlparser/v2 v2.5.64
 	golang.org/x/sys v0.48.0
+	golang.org/x/text v0.44.0
 )
 
 require (

@@ -19,7 +19,8 @@
 //	go run ./cmd/workshop pin           rewrite labs/starters.txt from the current lab files
 //
 // A leading "-C dir" runs the tool on the repository at dir instead of the one
-// containing the working directory.
+// containing the working directory. "-lang de" (or GOPHEREATS_LANG=de, or a
+// German locale) makes the learner's commands speak German (package i18n).
 //
 // The tool never imports a lab or a solution: it runs the go command as a
 // subprocess (always with -timeout) and reads `go test -json` events, so a lab
@@ -104,15 +105,19 @@ import (
 	"github.com/gophereats/resilience/cmd/workshop/internal/class"
 	"github.com/gophereats/resilience/cmd/workshop/internal/contract"
 	"github.com/gophereats/resilience/cmd/workshop/internal/doctor"
+	"github.com/gophereats/resilience/cmd/workshop/internal/i18n"
 	"github.com/gophereats/resilience/cmd/workshop/internal/lab"
 	"github.com/gophereats/resilience/cmd/workshop/internal/learner"
 	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
 )
 
-const usage = `usage: go run ./cmd/workshop [-C dir] [command]
+const usage = `usage: go run ./cmd/workshop [-C dir] [-lang en|de] [command]
 
 -C dir runs the tool on the workshop repository at dir instead of the one
 holding the current directory. NN is a lab's number or name: 05 or 05-breaker.
+-lang de speaks German in status, watch, check, hint, reset and solution, and
+reads each lab's README.de.md and HINTS.de.md (also GOPHEREATS_LANG=de, or a
+German locale: LANG=de_DE.UTF-8); the tests' stories stay English.
 
 Learners:
   doctor [-addr host:port]
@@ -190,6 +195,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("workshop", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("C", "", "run on the repository at `dir`")
+	langFlag := fs.String("lang", "", "the `language` of the learner's commands: en or de")
 	if len(args) == 0 {
 		return repo.ErrUsage
 	}
@@ -247,9 +253,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
+	lang, err := i18n.Choose(*langFlag, os.Getenv)
+	if err != nil {
+		return repo.BadUsage("%v", err)
+	}
 	ws, err := repo.Open(*dir, stdout, stderr)
 	if err != nil {
 		return err
+	}
+	switch cmd { // the learner's commands speak the learner's language
+	case "status", "watch", "check", "hint", "reset", "solution":
+		if !statusOpts.Json {
+			ws.P = i18n.New(lang)
+		}
 	}
 	switch cmd {
 	case "status":

@@ -19,16 +19,17 @@ import (
 // only down, never up and never to main. testkit is for tests only.
 var layers = map[string][]string{
 	"gotest":   {},
+	"i18n":     {},
 	"term":     {},
 	"testkit":  {},
-	"repo":     {"gotest"},
-	"admin":    {"repo"},
-	"lab":      {"repo", "gotest"},
-	"labrun":   {"lab", "repo", "gotest", "term"},
-	"learner":  {"labrun", "lab", "repo", "gotest", "term"},
-	"class":    {"labrun", "lab", "repo", "gotest", "term"},
-	"doctor":   {"labrun", "lab", "repo", "gotest", "term"},
-	"contract": {"learner", "labrun", "lab", "repo", "gotest", "term"},
+	"repo":     {"gotest", "i18n"},
+	"admin":    {"repo", "i18n"},
+	"lab":      {"repo", "gotest", "i18n"},
+	"labrun":   {"lab", "repo", "gotest", "term", "i18n"},
+	"learner":  {"labrun", "lab", "repo", "gotest", "term", "i18n"},
+	"class":    {"labrun", "lab", "repo", "gotest", "term", "i18n"},
+	"doctor":   {"labrun", "lab", "repo", "gotest", "term", "i18n"},
+	"contract": {"learner", "labrun", "lab", "repo", "gotest", "term", "i18n"},
 }
 
 // maxFileLines is the most lines a file of the tool may have.

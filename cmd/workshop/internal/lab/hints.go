@@ -63,6 +63,11 @@ func (f HintFile) Step(n int) []Hint {
 	return nil
 }
 
+// translationMarker matches the line under each heading of a German
+// HINTS.de.md that names the English section it translates (clause 15);
+// it is no part of a hint.
+var translationMarker = regexp.MustCompile(`^<!-- en: [0-9a-f]{12} -->$`)
+
 var hintStepHeading = regexp.MustCompile(`^(?:Step|Schritt) ([0-9]+)$`)
 
 // ParseHints reads a HINTS.md in the form above; name is the file's name
@@ -155,6 +160,8 @@ func ParseHints(name, text string) (HintFile, []string) {
 		case line == "#" || line == "##" || line == "###":
 			bad(lineNo, "an empty heading")
 			continue
+		case translationMarker.MatchString(trimmed):
+			continue // a German file's record of the English it translates
 		}
 		switch {
 		case h != nil:
@@ -174,9 +181,10 @@ func ParseHints(name, text string) (HintFile, []string) {
 	return f, problems
 }
 
-// ReadHints reads and parses a lab's HINTS.md.
+// ReadHints reads and parses a lab's HINTS.md, or its HINTS.de.md when
+// the learner's commands speak German (Localized).
 func ReadHints(ws *repo.Workspace, l Lab) (HintFile, []string, error) {
-	rel := path.Join(l.Dir(), "HINTS.md")
+	rel := path.Join(l.Dir(), Localized(ws, l, "HINTS.md"))
 	data, err := os.ReadFile(ws.Abs(rel))
 	if err != nil {
 		return HintFile{}, nil, err

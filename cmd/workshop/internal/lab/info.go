@@ -1,14 +1,15 @@
 package lab
 
 import (
-	"fmt"
 	"os"
 	"path"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gophereats/resilience/cmd/workshop/internal/gotest"
+	"github.com/gophereats/resilience/cmd/workshop/internal/i18n"
 	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
 )
 
@@ -22,19 +23,25 @@ type Info struct {
 	Tests  TestSource
 	Readme Readme
 	Steps  []int // step numbers from the tests and the README, sorted
+	// ReadmeName is the README the step titles come from: README.md, or
+	// README.de.md when the learner's commands speak German and the lab
+	// has one.
+	ReadmeName string
+	// P is the language of the learner's commands (the workspace's).
+	P *i18n.Printer
 }
 
 // ReadInfo reads what l's files say about it: its tests (with go/parser,
 // so that a lab that does not compile still has its steps), its README and
 // the step numbers of both.
 func ReadInfo(ws *repo.Workspace, l Lab) (Info, error) {
-	info := Info{Lab: l}
+	info := Info{Lab: l, ReadmeName: Localized(ws, l, "README.md"), P: ws.P}
 	_, tests, err := Files(ws, l.Dir())
 	if err != nil {
 		return info, err
 	}
 	info.Tests = parseTestSource(ws, tests)
-	if data, err := os.ReadFile(ws.Abs(path.Join(l.Dir(), "README.md"))); err == nil {
+	if data, err := os.ReadFile(ws.Abs(path.Join(l.Dir(), info.ReadmeName))); err == nil {
 		info.Readme = ParseReadme(string(data))
 	}
 	seen := map[int]bool{}
@@ -53,17 +60,35 @@ func ReadInfo(ws *repo.Workspace, l Lab) (Info, error) {
 	return info, nil
 }
 
-// StepTitle returns "step N: title" (or "step N" when the README has none).
+// Localized returns the name of lab l's text name (README.md, HINTS.md)
+// in the language of the learner's commands: the German X.de.md when they
+// speak German and the lab has it, else name.
+func Localized(ws *repo.Workspace, l Lab, name string) string {
+	if ws.P.Lang() == "de" {
+		de := strings.TrimSuffix(name, ".md") + ".de.md"
+		if _, err := os.Stat(ws.Abs(path.Join(l.Dir(), de))); err == nil {
+			return de
+		}
+	}
+	return name
+}
+
+// StepTitle returns "step N: title" (or "step N" when the README has
+// none), in the language of the learner's commands.
 func (info Info) StepTitle(n int) string {
 	if t := info.Readme.Steps[n]; t != "" {
-		return fmt.Sprintf("step %d: %s", n, t)
+		return info.P.Sprintf("step %d: %s", n, t)
 	}
-	return fmt.Sprintf("step %d", n)
+	return info.P.Sprintf("step %d", n)
 }
 
 // StepLink returns where to read about step n.
 func (info Info) StepLink(n int) string {
-	link := info.Dir() + "/README.md"
+	name := info.ReadmeName
+	if name == "" {
+		name = "README.md"
+	}
+	link := info.Dir() + "/" + name
 	if a := info.Readme.Anchors[n]; a != "" {
 		link += "#" + a
 	}

@@ -124,6 +124,9 @@ func ParseReadme(text string) Readme {
 			}
 			continue
 		}
+		if translationMarker.MatchString(trimmed) {
+			continue // a German README.de.md's record of the English it translates
+		}
 		if inHTML || htmlBlockStart.MatchString(line) {
 			inHTML = trimmed != ""
 			r.Words[section] += pending + len(strings.Fields(htmlTag.ReplaceAllString(line, " ")))
@@ -159,7 +162,7 @@ func ParseReadme(text string) Readme {
 			r.HintsLink = true
 		case strings.EqualFold(section, "In production") && productionLink.MatchString(line):
 			r.ProductionLink = true
-		case strings.HasPrefix(line, "### ") && strings.EqualFold(section, "Steps"):
+		case strings.HasPrefix(line, "### ") && (strings.EqualFold(section, "Steps") || strings.EqualFold(section, "Schritte")):
 			h := headingText(line[4:])
 			m := stepHeading.FindStringSubmatch(h)
 			if m == nil {

@@ -91,7 +91,7 @@ func Run(ctx context.Context, ws *repo.Workspace, infos []lab.Info, w *term.Prog
 				running = append(running, info.Num())
 			}
 		}
-		return fmt.Sprintf("%d of %d labs done; building and testing %s", len(infos)-len(running), len(infos), strings.Join(running, " "))
+		return ws.P.Sprintf("%d of %d labs done; building and testing %s", len(infos)-len(running), len(infos), strings.Join(running, " "))
 	})
 	parser := gotest.NewParser()
 	parser.KeepEvents()

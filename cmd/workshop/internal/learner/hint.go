@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
 
+	"github.com/gophereats/resilience/cmd/workshop/internal/i18n"
 	"github.com/gophereats/resilience/cmd/workshop/internal/lab"
 	"github.com/gophereats/resilience/cmd/workshop/internal/labrun"
 	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
@@ -39,6 +41,7 @@ func HintArgs(args []string) (labArg string, reset bool, ok bool) {
 // shows the next of its hints not shown yet; "hint NN --reset" forgets
 // what was shown for the lab.
 func Hint(ctx context.Context, ws *repo.Workspace, args []string) error {
+	p := ws.P
 	arg, reset, ok := HintArgs(args)
 	if !ok {
 		return repo.ErrUsage
@@ -52,7 +55,7 @@ func Hint(ctx context.Context, ws *repo.Workspace, args []string) error {
 		return lab.NoLab(arg, labs)
 	}
 	if !l.Present {
-		fmt.Fprintf(ws.Stdout, "Lab %s %s is coming soon.\n", l.Num(), l.Title())
+		p.Fprintf(ws.Stdout, "Lab %s %s is coming soon.\n", l.Num(), l.Title())
 		return repo.ErrFailed
 	}
 	return showHint(ctx, ws, term.New(ws.Stdout), l, reset, false)
@@ -62,6 +65,7 @@ func Hint(ctx context.Context, ws *repo.Workspace, args []string) error {
 // reset). watch calls it for its typed "hint".
 // inWatch leaves out the failure (watch shows it) and says "type hint".
 func showHint(ctx context.Context, ws *repo.Workspace, w *term.Progress, l lab.Lab, reset, inWatch bool) error {
+	p := ws.P
 	stateFile, stateErr := hintStatePath(ws.Root)
 	root := ws.Root
 	if r, err := filepath.EvalSymlinks(root); err == nil {
@@ -70,35 +74,35 @@ func showHint(ctx context.Context, ws *repo.Workspace, w *term.Progress, l lab.L
 
 	if reset {
 		if stateErr != nil {
-			fmt.Fprintf(w, "Nothing to forget: hints cannot be remembered here (%v).\n", stateErr)
+			p.Fprintf(w, "Nothing to forget: hints cannot be remembered here (%v).\n", stateErr)
 			return nil
 		}
 		state, note := loadHintState(stateFile)
 		if note != "" {
-			fmt.Fprintf(w, "note: %s\n", note)
+			p.Fprintf(w, "note: %s\n", note)
 		}
 		if !state.forget(root, l.Name) && note == "" {
-			fmt.Fprintf(w, "No hints of lab %s were shown yet; nothing to forget.\n", l.Num())
+			p.Fprintf(w, "No hints of lab %s were shown yet; nothing to forget.\n", l.Num())
 			return nil
 		}
 		if err := state.save(stateFile); err != nil {
 			return fmt.Errorf("forgetting the hints of lab %s: %w", l.Num(), err)
 		}
-		fmt.Fprintf(w, "Forgot the hints shown for lab %s: go run ./cmd/workshop hint %s starts again from the gentlest.\n", l.Num(), l.Num())
+		p.Fprintf(w, "Forgot the hints shown for lab %s: go run ./cmd/workshop hint %s starts again from the gentlest.\n", l.Num(), l.Num())
 		return nil
 	}
 
 	hints, problems, err := lab.ReadHints(ws, l)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		fmt.Fprintf(w, "Lab %s has no %s/HINTS.md: read its README and the test's failure message.\n", l.Num(), l.Dir())
+		p.Fprintf(w, "Lab %s has no %s: read its README and the test's failure message.\n", l.Num(), hintsPath(ws, l))
 		return repo.ErrFailed
 	case err != nil:
 		return err
 	case len(problems) > 0:
-		fmt.Fprintf(w, "%s/HINTS.md cannot be read as hints (please report this):\n", l.Dir())
-		for _, p := range repo.FirstLines(problems, 10) {
-			fmt.Fprintf(w, "    %s\n", p)
+		p.Fprintf(w, "%s cannot be read as hints (please report this):\n", hintsPath(ws, l))
+		for _, prob := range repo.FirstLines(problems, 10) {
+			p.Fprintf(w, "    %s\n", prob)
 		}
 		return repo.ErrFailed
 	}
@@ -116,11 +120,11 @@ func showHint(ctx context.Context, ws *repo.Workspace, w *term.Progress, l lab.L
 	}
 	o := outcomes[l.Name]
 	if o.CompileErrs != nil {
-		fmt.Fprintf(w, "Lab %s %s does not compile: fix the compile error first (the hints are about failing steps):\n\n", l.Num(), l.Title())
+		p.Fprintf(w, "Lab %s %s does not compile: fix the compile error first (the hints are about failing steps):\n\n", l.Num(), l.Title())
 		for _, line := range repo.FirstLines(o.CompileErrs, 8) {
-			fmt.Fprintf(w, "    %s\n", line)
+			p.Fprintf(w, "    %s\n", line)
 		}
-		fmt.Fprintf(w, "\nThen run go run ./cmd/workshop hint %s again.\n", l.Num())
+		p.Fprintf(w, "\nThen run go run ./cmd/workshop hint %s again.\n", l.Num())
 		return repo.ErrFailed
 	}
 	var failing *lab.StepResult
@@ -132,38 +136,38 @@ func showHint(ctx context.Context, ws *repo.Workspace, w *term.Progress, l lab.L
 	}
 	if failing == nil {
 		if o.Pkg != nil && o.Pkg.Action == "fail" {
-			fmt.Fprintf(w, "Every step of lab %s passes, but the test binary failed: go run ./cmd/workshop check %s shows why.\n", l.Num(), l.Num())
+			p.Fprintf(w, "Every step of lab %s passes, but the test binary failed: go run ./cmd/workshop check %s shows why.\n", l.Num(), l.Num())
 			return repo.ErrFailed
 		}
-		fmt.Fprintf(w, "Every step of lab %s passes: no hint needed. Compare your code with the reference: go run ./cmd/workshop solution %s\n", l.Num(), l.Num())
+		p.Fprintf(w, "Every step of lab %s passes: no hint needed. Compare your code with the reference: go run ./cmd/workshop solution %s\n", l.Num(), l.Num())
 		return nil
 	}
 
 	s := failing.N
-	fmt.Fprintf(w, "Lab %s: the first step that does not pass is %s (%s).\n", l.Num(), info.StepTitle(s), info.StepLink(s))
+	p.Fprintf(w, "Lab %s: the first step that does not pass is %s (%s).\n", l.Num(), info.StepTitle(s), info.StepLink(s))
 	if len(failing.Failed) > 0 && !inWatch {
 		t := failing.Failed[0]
-		fmt.Fprintf(w, "    %s failed:\n", t.Name)
+		p.Fprintf(w, "    %s failed:\n", t.Name)
 		for _, line := range repo.FirstLines(t.FailureLines(), 6) {
-			fmt.Fprintf(w, "        %s\n", strings.TrimLeft(line, " \t"))
+			p.Fprintf(w, "        %s\n", strings.TrimLeft(line, " \t"))
 		}
 	}
 	fmt.Fprintln(w)
 	list := hints.Step(s)
 	if len(list) == 0 {
-		fmt.Fprintf(w, "%s/HINTS.md has no hint for step %d: read the step in the README and the failure above.\n", l.Dir(), s)
+		p.Fprintf(w, "%s has no hint for step %d: read the step in the README and the failure above.\n", hintsPath(ws, l), s)
 		return nil
 	}
 
 	if stateErr != nil {
-		fmt.Fprintf(w, "note: the hints shown cannot be remembered here (%v); this is the first hint of step %d.\n\n", stateErr, s)
-		printHint(w, list, 0, s, "")
-		fmt.Fprintf(w, "\n%d more hint(s) for step %d in %s/HINTS.md.\n", len(list)-1, s, l.Dir())
+		p.Fprintf(w, "note: the hints shown cannot be remembered here (%v); this is the first hint of step %d.\n\n", stateErr, s)
+		printHint(p, w, list, 0, s, "")
+		p.Fprintf(w, "\n%d more hint(s) for step %d in %s.\n", len(list)-1, s, hintsPath(ws, l))
 		return nil
 	}
 	state, note := loadHintState(stateFile)
 	if note != "" {
-		fmt.Fprintf(w, "note: %s\n\n", note)
+		p.Fprintf(w, "note: %s\n\n", note)
 	}
 	// The first hint not shown yet whose heading quotes the failure on
 	// screen. When every hint quoting it was shown, the most explicit of
@@ -186,18 +190,18 @@ func showHint(ctx context.Context, ws *repo.Workspace, w *term.Progress, l lab.L
 			pick = i
 		}
 	}
-	again := "run go run ./cmd/workshop hint " + l.Num() + " again"
+	again := p.Sprintf("run go run ./cmd/workshop hint %s again", l.Num())
 	if inWatch {
-		again = "type hint again"
+		again = p.Text("type hint again")
 	}
 	if pick < 0 && firstMatch >= 0 {
 		last := lastOfChain(list, firstMatch)
-		fmt.Fprintf(w, "You have seen every hint for this failure; here is the most explicit again.\n\n")
-		printHint(w, list, last, s, failure)
+		p.Fprintf(w, "You have seen every hint for this failure; here is the most explicit again.\n\n")
+		printHint(p, w, list, last, s, failure)
 		if left := len(list) - seen; left > 0 {
-			fmt.Fprintf(w, "\nStep %d has %d more hint(s) for other failures: %s once the failure changes. go run ./cmd/workshop solution %s shows the answer.\n", s, left, again, l.Num())
+			p.Fprintf(w, "\nStep %d has %d more hint(s) for other failures: %s once the failure changes. go run ./cmd/workshop solution %s shows the answer.\n", s, left, again, l.Num())
 		} else {
-			fmt.Fprintf(w, "\nThat was the last hint for step %d. go run ./cmd/workshop hint %s --reset starts the hints again; go run ./cmd/workshop solution %s shows the answer.\n", s, l.Num(), l.Num())
+			p.Fprintf(w, "\nThat was the last hint for step %d. go run ./cmd/workshop hint %s --reset starts the hints again; go run ./cmd/workshop solution %s shows the answer.\n", s, l.Num(), l.Num())
 		}
 		return nil
 	}
@@ -209,19 +213,19 @@ func showHint(ctx context.Context, ws *repo.Workspace, w *term.Progress, l lab.L
 	}
 	if pick < 0 {
 		pick = len(list) - 1
-		fmt.Fprintf(w, "You have seen all %d hints for step %d, and none quotes this failure; here is the last again.\n\n", len(list), s)
-		printHint(w, list, pick, s, "")
-		fmt.Fprintf(w, "\nThat was the last hint for step %d. go run ./cmd/workshop hint %s --reset starts the hints again; go run ./cmd/workshop solution %s shows the answer.\n", s, l.Num(), l.Num())
+		p.Fprintf(w, "You have seen all %d hints for step %d, and none quotes this failure; here is the last again.\n\n", len(list), s)
+		printHint(p, w, list, pick, s, "")
+		p.Fprintf(w, "\nThat was the last hint for step %d. go run ./cmd/workshop hint %s --reset starts the hints again; go run ./cmd/workshop solution %s shows the answer.\n", s, l.Num(), l.Num())
 		return nil
 	}
 	if !matched {
-		fmt.Fprintf(w, "No hint quotes this failure; here is the next you have not read for step %d.\n\n", s)
+		p.Fprintf(w, "No hint quotes this failure; here is the next you have not read for step %d.\n\n", s)
 		failure = ""
 	}
-	printHint(w, list, pick, s, failure)
+	printHint(p, w, list, pick, s, failure)
 	state.setShown(root, l.Name, s, shown|1<<pick)
 	if err := state.save(stateFile); err != nil {
-		fmt.Fprintf(w, "\nnote: could not remember this hint (%v): the next call shows it again.\n", err)
+		p.Fprintf(w, "\nnote: could not remember this hint (%v): the next call shows it again.\n", err)
 	}
 	left := len(list) - seen - 1
 	chainLeft := 0
@@ -230,19 +234,19 @@ func showHint(ctx context.Context, ws *repo.Workspace, w *term.Progress, l lab.L
 			chainLeft++
 		}
 	}
-	which := "this failure"
+	which := p.Text("this failure")
 	if !matched {
-		which = "that failure"
+		which = p.Text("that failure")
 	}
 	switch {
 	case left == 0:
-		fmt.Fprintf(w, "\nThat was the last hint for step %d.\n", s)
+		p.Fprintf(w, "\nThat was the last hint for step %d.\n", s)
 	case chainLeft == 0:
-		fmt.Fprintf(w, "\nThat was the last hint for %s; step %d has %d more for other failures: %s once the failure changes.\n", which, s, left, again)
+		p.Fprintf(w, "\nThat was the last hint for %s; step %d has %d more for other failures: %s once the failure changes.\n", which, s, left, again)
 	case chainLeft == 1:
-		fmt.Fprintf(w, "\n1 more hint for %s: %s.\n", which, again)
+		p.Fprintf(w, "\n1 more hint for %s: %s.\n", which, again)
 	default:
-		fmt.Fprintf(w, "\n%d more hints for %s: %s.\n", chainLeft, which, again)
+		p.Fprintf(w, "\n%d more hints for %s: %s.\n", chainLeft, which, again)
 	}
 	return nil
 }
@@ -301,7 +305,7 @@ func lastOfChain(list []lab.Hint, i int) int {
 // is the failure on screen when the heading quotes it, else "". Of a
 // heading that quotes several failures ("a" or "b"), only the one on
 // screen is shown (the first, when none is).
-func printHint(w io.Writer, list []lab.Hint, i, step int, failure string) {
+func printHint(p *i18n.Printer, w io.Writer, list []lab.Hint, i, step int, failure string) {
 	k, n := 0, 0
 	for j, h := range list {
 		if h.Symptom == list[i].Symptom {
@@ -311,15 +315,21 @@ func printHint(w io.Writer, list []lab.Hint, i, step int, failure string) {
 			}
 		}
 	}
-	which, quote := "this failure", matchingQuote(list[i].Symptom, failure)
+	which, quote := p.Text("this failure"), matchingQuote(list[i].Symptom, failure)
 	if quote == "" {
-		which = "the failure"
+		which = p.Text("the failure")
 		if m := quotedText.FindString(list[i].Symptom); m != "" {
 			quote = m
 		} else {
 			quote = list[i].Symptom
 		}
 	}
-	fmt.Fprintf(w, "Step %d, hint %d of %d for %s: %s\n\n", step, k, n, which, quote)
+	p.Fprintf(w, "Step %d, hint %d of %d for %s: %s\n\n", step, k, n, which, quote)
 	fmt.Fprintln(w, list[i].Body)
+}
+
+// hintsPath is the slash path of the hints the learner reads: the lab's
+// HINTS.md, or HINTS.de.md in German.
+func hintsPath(ws *repo.Workspace, l lab.Lab) string {
+	return path.Join(l.Dir(), lab.Localized(ws, l, "HINTS.md"))
 }

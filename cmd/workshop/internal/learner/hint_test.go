@@ -198,12 +198,12 @@ func TestHintMatches(t *testing.T) {
 func TestHintShowsTheQuoteOnScreen(t *testing.T) {
 	list := []lab.Hint{{Symptom: `"reading a menu from it took" or "no hedge, so there was no loser"`, Body: "A question?"}}
 	var b strings.Builder
-	printHint(&b, list, 0, 1, "step 1: no hedge, so there was no loser: 2 attempts")
+	printHint(nil, &b, list, 0, 1, "step 1: no hedge, so there was no loser: 2 attempts")
 	if got, want := b.String(), "Step 1, hint 1 of 1 for this failure: \"no hedge, so there was no loser\"\n\nA question?\n"; got != want {
 		t.Errorf("printHint for a matching failure:\n got %q\nwant %q", got, want)
 	}
 	b.Reset()
-	printHint(&b, list, 0, 1, "")
+	printHint(nil, &b, list, 0, 1, "")
 	if got, want := b.String(), "Step 1, hint 1 of 1 for the failure: \"reading a menu from it took\"\n\nA question?\n"; got != want {
 		t.Errorf("printHint for another failure:\n got %q\nwant %q", got, want)
 	}

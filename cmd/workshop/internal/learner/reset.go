@@ -26,6 +26,7 @@ const backupDir = ".workshop/backups"
 // Editable files the starter does not have are moved to the backup too.
 // Test files and READMEs are not touched. Without -y it asks first.
 func Reset(ctx context.Context, ws *repo.Workspace, arg string, yes bool) error {
+	p := ws.P
 	labs, err := lab.List(ws)
 	if err != nil {
 		return err
@@ -35,10 +36,10 @@ func Reset(ctx context.Context, ws *repo.Workspace, arg string, yes bool) error 
 		return lab.NoLab(arg, labs)
 	}
 	if _, err := exec.LookPath("git"); err != nil {
-		return fmt.Errorf("reset needs git, which is not installed here: it takes the starter from git's objects")
+		return p.Errorf("reset needs git, which is not installed here: it takes the starter from git's objects")
 	}
 	if !ws.InGitCheckout(ctx) {
-		return fmt.Errorf("reset needs a git clone of the workshop: it takes the starter from git's objects (labs/starters.txt pins their ids); in a copy without .git, download the lab's files again instead")
+		return p.Errorf("reset needs a git clone of the workshop: it takes the starter from git's objects (labs/starters.txt pins their ids); in a copy without .git, download the lab's files again instead")
 	}
 	// The committed manifest: a working copy edited by pin is not the
 	// starter the repository holds.
@@ -58,7 +59,7 @@ func Reset(ctx context.Context, ws *repo.Workspace, arg string, yes bool) error 
 	}
 	slices.Sort(starter)
 	if len(starter) == 0 {
-		return fmt.Errorf("%s lists no file of %s", lab.ManifestPath, l.Dir())
+		return p.Errorf("%s lists no file of %s", lab.ManifestPath, l.Dir())
 	}
 	editable, _, err := lab.Files(ws, l.Dir())
 	if err != nil {
@@ -89,7 +90,7 @@ func Reset(ctx context.Context, ws *repo.Workspace, arg string, yes bool) error 
 	}
 	w := ws.Stdout
 	if len(changed) == 0 && len(extra) == 0 {
-		fmt.Fprintf(w, "Lab %s is already the pristine starter: nothing to reset.\n", l.Num())
+		p.Fprintf(w, "Lab %s is already the pristine starter: nothing to reset.\n", l.Num())
 		return nil
 	}
 	// Read every blob first, so that a missing one changes nothing.
@@ -97,21 +98,21 @@ func Reset(ctx context.Context, ws *repo.Workspace, arg string, yes bool) error 
 	for _, f := range changed {
 		res := ws.Git(ctx, "cat-file", "blob", manifest[f])
 		if res.Err != nil {
-			return fmt.Errorf("%s: the starter's blob %s is not in git (%s): fetch the repository again", f, manifest[f], strings.TrimSpace(string(res.Stderr)))
+			return p.Errorf("%s: the starter's blob %s is not in git (%s): fetch the repository again", f, manifest[f], strings.TrimSpace(string(res.Stderr)))
 		}
 		blobs[f] = res.Stdout
 	}
 	backup := backupPath(ws, l)
-	fmt.Fprintf(w, "Reset lab %s to its starter:\n", l.Num())
+	p.Fprintf(w, "Reset lab %s to its starter:\n", l.Num())
 	for _, f := range changed {
-		fmt.Fprintf(w, "  restore %s\n", f)
+		p.Fprintf(w, "  restore %s\n", f)
 	}
 	for _, f := range extra {
-		fmt.Fprintf(w, "  remove  %s (not in the starter)\n", f)
+		p.Fprintf(w, "  remove  %s (not in the starter)\n", f)
 	}
-	fmt.Fprintf(w, "Your files will be copied to %s first.\n", backup)
-	if !yes && !ws.Confirm("Reset? [y/N] ") {
-		fmt.Fprintln(w, "Nothing changed.")
+	p.Fprintf(w, "Your files will be copied to %s first.\n", backup)
+	if !yes && !ws.Confirm(p.Text("Reset? [y/N] ")) {
+		p.Fprintln(w, "Nothing changed.")
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(backup), 0o755); err != nil {
@@ -125,7 +126,7 @@ func Reset(ctx context.Context, ws *repo.Workspace, arg string, yes bool) error 
 		if !os.IsExist(err) || n > 100 {
 			return fmt.Errorf("making the backup directory: %w (nothing was reset)", err)
 		}
-		backup = backupPath(ws, l) + fmt.Sprintf("-%d", n)
+		backup = backupPath(ws, l) + p.Sprintf("-%d", n)
 	}
 	var saved []string
 	for _, f := range append(slices.Clone(changed), extra...) {
@@ -137,7 +138,7 @@ func Reset(ctx context.Context, ws *repo.Workspace, arg string, yes bool) error 
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(backup, path.Base(f)), data, 0o644); err != nil {
-			return fmt.Errorf("backing up %s: %v (nothing was reset)", f, err)
+			return p.Errorf("backing up %s: %v (nothing was reset)", f, err)
 		}
 		saved = append(saved, path.Base(f))
 	}
@@ -151,16 +152,16 @@ func Reset(ctx context.Context, ws *repo.Workspace, arg string, yes bool) error 
 			return err
 		}
 	}
-	fmt.Fprintf(w, "Lab %s is the starter again.\n", l.Num())
+	p.Fprintf(w, "Lab %s is the starter again.\n", l.Num())
 	if res := ws.Git(ctx, "status", "--porcelain", "--", l.Dir()); res.Err == nil {
 		for _, line := range repo.SplitLines(string(res.Stdout)) {
 			if f := strings.TrimSpace(line[min(3, len(line)):]); strings.HasSuffix(f, "_test.go") {
-				fmt.Fprintf(w, "Not reset: %s differs from the repository (reset puts back only the files you edit; git checkout -- %s restores it).\n", f, f)
+				p.Fprintf(w, "Not reset: %s differs from the repository (reset puts back only the files you edit; git checkout -- %s restores it).\n", f, f)
 			}
 		}
 	}
 	for _, base := range saved {
-		fmt.Fprintf(w, "Your %s is kept in %s\n", base, filepath.Join(backup, base))
+		p.Fprintf(w, "Your %s is kept in %s\n", base, filepath.Join(backup, base))
 	}
 	return nil
 }

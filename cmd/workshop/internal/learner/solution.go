@@ -20,6 +20,7 @@ import (
 // the lab passes it says that this shows the answer and asks first
 // (unless -y).
 func Solution(ctx context.Context, ws *repo.Workspace, arg string, yes bool) error {
+	p := ws.P
 	labs, err := lab.List(ws)
 	if err != nil {
 		return err
@@ -34,21 +35,21 @@ func Solution(ctx context.Context, ws *repo.Workspace, arg string, yes bool) err
 	}
 	w := ws.Stdout
 	if !yes {
-		p := term.New(w)
-		outcomes, err := labrun.Run(ctx, ws, []lab.Info{info}, p, func(io.Writer, lab.Outcome, bool) {})
+		prog := term.New(w)
+		outcomes, err := labrun.Run(ctx, ws, []lab.Info{info}, prog, func(io.Writer, lab.Outcome, bool) {})
 		if err != nil {
 			return err
 		}
 		o := outcomes[l.Name]
 		if !o.Done() {
-			state := fmt.Sprintf("%d of %d steps pass", o.Passed(), len(o.Steps))
+			state := p.Sprintf("%d of %d steps pass", o.Passed(), len(o.Steps))
 			if o.CompileErrs != nil {
-				state = "it does not compile"
+				state = p.Text("it does not compile")
 			}
-			fmt.Fprintf(w, "Lab %s does not pass yet (%s). This shows the reference solution: the answer to every step.\n", l.Num(), state)
-			fmt.Fprintf(w, "A hint is gentler: go run ./cmd/workshop hint %s\n", l.Num())
-			if !ws.Confirm("Show the answer anyway? [y/N] ") {
-				fmt.Fprintln(w, "Nothing shown.")
+			p.Fprintf(w, "Lab %s does not pass yet (%s). This shows the reference solution: the answer to every step.\n", l.Num(), state)
+			p.Fprintf(w, "A hint is gentler: go run ./cmd/workshop hint %s\n", l.Num())
+			if !ws.Confirm(p.Text("Show the answer anyway? [y/N] ")) {
+				p.Fprintln(w, "Nothing shown.")
 				return nil
 			}
 		}
@@ -59,6 +60,7 @@ func Solution(ctx context.Context, ws *repo.Workspace, arg string, yes bool) err
 // showSolution prints the diff from the learner's files to the reference's
 // and the reference's NOTES.md.
 func showSolution(ws *repo.Workspace, w io.Writer, l lab.Lab) error {
+	p := ws.P
 	editable, _, err := lab.Files(ws, l.Dir())
 	if err != nil {
 		return err
@@ -66,9 +68,9 @@ func showSolution(ws *repo.Workspace, w io.Writer, l lab.Lab) error {
 	solDir := "solutions/" + l.Name
 	solFiles, problems := lab.SolutionLayout(ws, solDir, editable)
 	if solFiles == nil {
-		return fmt.Errorf("no reference solution for lab %s: %v", l.Num(), problems)
+		return p.Errorf("no reference solution for lab %s: %v", l.Num(), problems)
 	}
-	fmt.Fprintf(w, "Your code (-) against the reference solution (+), lab %s %s:\n\n", l.Num(), l.Title())
+	p.Fprintf(w, "Your code (-) against the reference solution (+), lab %s %s:\n\n", l.Num(), l.Title())
 	for _, base := range sortedKeys(solFiles) {
 		ref, err := os.ReadFile(solFiles[base])
 		if err != nil {
@@ -89,14 +91,14 @@ func showSolution(ws *repo.Workspace, w io.Writer, l lab.Lab) error {
 			return err
 		}
 		if diff == "" {
-			fmt.Fprintf(w, "%s is the same as the reference.\n\n", base)
+			p.Fprintf(w, "%s is the same as the reference.\n\n", base)
 			continue
 		}
 		fmt.Fprintln(w, diff)
 	}
 	notes, err := os.ReadFile(ws.Abs(path.Join(solDir, "NOTES.md")))
 	if err == nil {
-		fmt.Fprintf(w, "%s\n\n%s", path.Join(solDir, "NOTES.md"), lab.NormalizeEOL(string(notes)))
+		p.Fprintf(w, "%s\n\n%s", path.Join(solDir, "NOTES.md"), lab.NormalizeEOL(string(notes)))
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gophereats/resilience/cmd/workshop/internal/gotest"
+	"github.com/gophereats/resilience/cmd/workshop/internal/i18n"
 	"github.com/gophereats/resilience/cmd/workshop/internal/lab"
 	"github.com/gophereats/resilience/cmd/workshop/internal/labrun"
 	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
@@ -18,17 +19,18 @@ import (
 // printed as soon as its tests finish (see labrun.Run); on a terminal a
 // progress line says what is still running meanwhile.
 func Status(ctx context.Context, ws *repo.Workspace) error {
+	p := ws.P
 	labs, infos, err := labrun.Present(ws)
 	if err != nil {
 		return err
 	}
 	w := term.New(ws.Stdout)
-	fmt.Fprintln(w, "Resilience workshop: your progress")
+	p.Fprintln(w, "Resilience workshop: your progress")
 	fmt.Fprintln(w)
 	outcomes, err := labrun.Run(ctx, ws, infos, w, func(w io.Writer, o lab.Outcome, cached bool) {
 		note := ""
 		if cached {
-			note = "unchanged since the last run"
+			note = p.Text("unchanged since the last run")
 		}
 		printLabSummary(w, o, note)
 	})
@@ -38,7 +40,7 @@ func Status(ctx context.Context, ws *repo.Workspace) error {
 	var ordered []lab.Outcome
 	for _, l := range labs {
 		if !l.Present {
-			fmt.Fprintf(w, "Lab %s %-16s coming soon\n", l.Num(), l.Title())
+			p.Fprintf(w, "Lab %s %-16s coming soon\n", l.Num(), l.Title())
 			continue
 		}
 		ordered = append(ordered, outcomes[l.Name])
@@ -51,16 +53,17 @@ func Status(ctx context.Context, ws *repo.Workspace) error {
 // printLabSummary prints a lab's steps; note, when not empty, follows the
 // count in parentheses.
 func printLabSummary(w io.Writer, o lab.Outcome, note string) {
+	p := o.Info.P
 	l := o.Info
 	switch {
 	case o.CompileErrs != nil:
-		fmt.Fprintf(w, "Lab %s %-16s does not compile:\n", l.Num(), l.Title())
+		p.Fprintf(w, "Lab %s %-16s does not compile:\n", l.Num(), l.Title())
 		for _, line := range repo.FirstLines(o.CompileErrs, 8) {
-			fmt.Fprintf(w, "      %s\n", line)
+			p.Fprintf(w, "      %s\n", line)
 		}
 		return
 	case len(o.Steps) == 0:
-		fmt.Fprintf(w, "Lab %s %-16s has no steps yet\n", l.Num(), l.Title())
+		p.Fprintf(w, "Lab %s %-16s has no steps yet\n", l.Num(), l.Title())
 		return
 	}
 	if o.Passed() == 0 && !anyNotRun(o.Steps) {
@@ -68,16 +71,16 @@ func printLabSummary(w io.Writer, o lab.Outcome, note string) {
 		if note != "" {
 			note = "; " + note
 		}
-		fmt.Fprintf(w, "Lab %s %-16s 0 of %d steps passed (not started%s)\n", l.Num(), l.Title(), len(o.Steps), note)
+		p.Fprintf(w, "Lab %s %-16s 0 of %d steps passed (not started%s)\n", l.Num(), l.Title(), len(o.Steps), note)
 		printScore(w, o)
 		return
 	}
 	if note != "" {
 		note = " (" + note + ")"
 	}
-	fmt.Fprintf(w, "Lab %s %-16s %d of %d steps passed%s\n", l.Num(), l.Title(), o.Passed(), len(o.Steps), note)
+	p.Fprintf(w, "Lab %s %-16s %d of %d steps passed%s\n", l.Num(), l.Title(), o.Passed(), len(o.Steps), note)
 	for _, s := range o.Steps {
-		fmt.Fprintf(w, "      %-8s %s\n", s.State, l.StepTitle(s.N))
+		p.Fprintf(w, "      %-8s %s\n", p.Text(s.State.String()), l.StepTitle(s.N))
 	}
 	printScore(w, o)
 }
@@ -85,8 +88,9 @@ func printLabSummary(w io.Writer, o lab.Outcome, note string) {
 // printScore prints the score the lab's experiment printed, if any (lab
 // 10's score card).
 func printScore(w io.Writer, o lab.Outcome) {
+	p := o.Info.P
 	if s, ok := o.Score(); ok {
-		fmt.Fprintf(w, "      %s\n", s)
+		p.Fprintf(w, "      %s\n", s)
 	}
 }
 
@@ -94,9 +98,13 @@ func printScore(w io.Writer, o lab.Outcome) {
 // learner is in the middle of it), else the first step of a lab already
 // started, else the first step of the first unfinished lab.
 func nextStep(outcomes []lab.Outcome) string {
+	var p *i18n.Printer
+	if len(outcomes) > 0 {
+		p = outcomes[0].Info.P
+	}
 	for _, o := range outcomes {
 		if o.CompileErrs != nil {
-			return fmt.Sprintf("Next: lab %s does not compile: fix the error above (go run ./cmd/workshop watch %s re-runs it each time you save)",
+			return p.Sprintf("Next: lab %s does not compile: fix the error above (go run ./cmd/workshop watch %s re-runs it each time you save)",
 				o.Info.Num(), o.Info.Num())
 		}
 	}
@@ -107,7 +115,7 @@ func nextStep(outcomes []lab.Outcome) string {
 			}
 			for _, s := range o.Steps {
 				if s.State != lab.StepPassed {
-					return fmt.Sprintf("Next: lab %s %s -> read %s, then run go run ./cmd/workshop watch %s",
+					return p.Sprintf("Next: lab %s %s -> read %s, then run go run ./cmd/workshop watch %s",
 						o.Info.Num(), o.Info.StepTitle(s.N), o.Info.StepLink(s.N), o.Info.Num())
 				}
 			}
@@ -121,14 +129,15 @@ func nextStep(outcomes []lab.Outcome) string {
 		return next
 	}
 	if len(outcomes) == 0 {
-		return "Next: the labs are coming soon; meanwhile, read the README and try go run ./cmd/fooddelivery"
+		return p.Text("Next: the labs are coming soon; meanwhile, read the README and try go run ./cmd/fooddelivery")
 	}
-	return "Next: every lab here passes. Well done! Re-run the experiments (the last step of each lab) and compare your tables with the READMEs."
+	return p.Text("Next: every lab here passes. Well done! Re-run the experiments (the last step of each lab) and compare your tables with the READMEs.")
 }
 
 // Check runs one lab and prints a step-by-step summary; it returns
 // errFailed unless every step passes.
 func Check(ctx context.Context, ws *repo.Workspace, arg string) error {
+	p := ws.P
 	labs, err := lab.List(ws)
 	if err != nil {
 		return err
@@ -139,7 +148,7 @@ func Check(ctx context.Context, ws *repo.Workspace, arg string) error {
 	}
 	w := ws.Stdout
 	if !l.Present {
-		fmt.Fprintf(w, "Lab %s %s is coming soon.\n", l.Num(), l.Title())
+		p.Fprintf(w, "Lab %s %s is coming soon.\n", l.Num(), l.Title())
 		return repo.ErrFailed
 	}
 	info, err := lab.ReadInfo(ws, l)
@@ -156,10 +165,10 @@ func Check(ctx context.Context, ws *repo.Workspace, arg string) error {
 	var res repo.Result
 	switch {
 	case info.Tests.Capstone(ws.Module):
-		fmt.Fprintf(w, "Running go test %s (without -race: what you edit is a plan, plain data; verify tests the code it runs under -race) ...\n\n", l.Pattern())
+		p.Fprintf(w, "Running go test %s (without -race: what you edit is a plan, plain data; verify tests the code it runs under -race) ...\n\n", l.Pattern())
 		run, res = ws.GoTest(ctx, lab.TestTimeout, l.Pattern())
 	case ws.RaceAvailable(ctx):
-		fmt.Fprintf(w, "Running go test -race %s (the experiment without -race) ...\n\n", l.Pattern())
+		p.Fprintf(w, "Running go test -race %s (the experiment without -race) ...\n\n", l.Pattern())
 		run, res = ws.GoTest(ctx, lab.TestTimeout, "-race", "-skip", gotest.ExperimentPattern, l.Pattern())
 		if run.Compiled(path.Join(ws.Module, info.Dir())) {
 			exp, expRes := ws.GoTest(ctx, lab.TestTimeout, "-run", gotest.ExperimentPattern, l.Pattern())
@@ -169,7 +178,7 @@ func Check(ctx context.Context, ws *repo.Workspace, arg string) error {
 			}
 		}
 	default:
-		fmt.Fprintf(w, "Running go test %s (without -race: it needs cgo, a C compiler and a platform the race detector supports) ...\n\n", l.Pattern())
+		p.Fprintf(w, "Running go test %s (without -race: it needs cgo, a C compiler and a platform the race detector supports) ...\n\n", l.Pattern())
 		run, res = ws.GoTest(ctx, lab.TestTimeout, l.Pattern())
 	}
 	if ctx.Err() != nil {
@@ -177,28 +186,28 @@ func Check(ctx context.Context, ws *repo.Workspace, arg string) error {
 	}
 	o := lab.OutcomeOf(ws, info, run, res)
 	if o.CompileErrs != nil {
-		fmt.Fprintf(w, "Lab %s %s does not compile:\n\n", l.Num(), l.Title())
+		p.Fprintf(w, "Lab %s %s does not compile:\n\n", l.Num(), l.Title())
 		for _, line := range repo.FirstLines(o.CompileErrs, 20) {
-			fmt.Fprintf(w, "    %s\n", line)
+			p.Fprintf(w, "    %s\n", line)
 		}
-		fmt.Fprintf(w, "\nNext: fix the error above, then run go run ./cmd/workshop check %s\n", l.Num())
+		p.Fprintf(w, "\nNext: fix the error above, then run go run ./cmd/workshop check %s\n", l.Num())
 		return repo.ErrFailed
 	}
-	fmt.Fprintf(w, "Lab %s %s: %d of %d steps passed\n\n", l.Num(), l.Title(), o.Passed(), len(o.Steps))
+	p.Fprintf(w, "Lab %s %s: %d of %d steps passed\n\n", l.Num(), l.Title(), o.Passed(), len(o.Steps))
 	PrintSteps(w, ws.Root, info, o)
 	if s, ok := o.Score(); ok {
-		fmt.Fprintf(w, "\nYour %s.\n", s)
+		p.Fprintf(w, "\nYour %s.\n", s)
 	}
 	fmt.Fprintln(w)
 	if o.Done() && o.Pkg != nil && o.Pkg.Action == "pass" {
-		fmt.Fprintf(w, "Lab %s passes. Well done! %s says what production libraries do; go run ./cmd/workshop shows what is next.\n",
+		p.Fprintf(w, "Lab %s passes. Well done! %s says what production libraries do; go run ./cmd/workshop shows what is next.\n",
 			l.Num(), path.Join(info.Dir(), "PRODUCTION.md"))
 		return nil
 	}
 	for _, s := range o.Steps {
 		if s.State != lab.StepPassed {
-			fmt.Fprintf(w, "Next: %s -> read %s, then run go run ./cmd/workshop watch %s\n", info.StepTitle(s.N), info.StepLink(s.N), l.Num())
-			fmt.Fprintf(w, "Stuck? go run ./cmd/workshop hint %s shows a hint for it, one per call.\n", l.Num())
+			p.Fprintf(w, "Next: %s -> read %s, then run go run ./cmd/workshop watch %s\n", info.StepTitle(s.N), info.StepLink(s.N), l.Num())
+			p.Fprintf(w, "Stuck? go run ./cmd/workshop hint %s shows a hint for it, one per call.\n", l.Num())
 			break
 		}
 	}
@@ -217,39 +226,40 @@ func anyFailed(steps []lab.StepResult) bool {
 // PrintSteps prints each step's state and the first failing test's story.
 // root is the repository's, for the race detector's paths.
 func PrintSteps(w io.Writer, root string, info lab.Info, o lab.Outcome) {
+	p := info.P
 	for _, s := range o.Steps {
-		fmt.Fprintf(w, "%-8s %s\n", s.State, info.StepTitle(s.N))
+		p.Fprintf(w, "%-8s %s\n", p.Text(s.State.String()), info.StepTitle(s.N))
 		switch s.State {
 		case lab.StepFailing:
 			t := s.Failed[0]
 			more := ""
 			if len(s.Failed) > 1 {
-				more = fmt.Sprintf(" (and %d more failing test(s) in this step)", len(s.Failed)-1)
+				more = p.Sprintf(" (and %d more failing test(s) in this step)", len(s.Failed)-1)
 			}
-			fmt.Fprintf(w, "    %s failed%s:\n", t.Name, more)
+			p.Fprintf(w, "    %s failed%s:\n", t.Name, more)
 			if a, b, ok := condenseRace(t.Output, root, info.Dir()); ok {
 				for _, line := range raceStory(info, s.N, a, b) {
-					fmt.Fprintf(w, "        %s\n", line)
+					p.Fprintf(w, "        %s\n", line)
 				}
-				fmt.Fprintf(w, "        (the race detector's whole report: go test -race -run '^%s$' %s)\n", t.Name, info.Pattern())
+				p.Fprintf(w, "        (the race detector's whole report: go test -race -run '^%s$' %s)\n", t.Name, info.Pattern())
 				continue
 			}
 			for _, line := range repo.FirstLines(t.FailureLines(), 12) {
-				fmt.Fprintf(w, "        %s\n", strings.TrimLeft(line, " \t"))
+				p.Fprintf(w, "        %s\n", strings.TrimLeft(line, " \t"))
 			}
 		case lab.StepNotRun:
-			fmt.Fprintf(w, "    did not run or did not finish: %s (an earlier test may have crashed the test binary)\n",
+			p.Fprintf(w, "    did not run or did not finish: %s (an earlier test may have crashed the test binary)\n",
 				strings.Join(s.NotRun, ", "))
 		case lab.StepNoTests:
-			fmt.Fprintf(w, "    the README describes this step but no TestStep%d test exists\n", s.N)
+			p.Fprintf(w, "    the README describes this step but no TestStep%d test exists\n", s.N)
 		}
 	}
 	if o.Pkg != nil && o.Pkg.Action == "fail" && !anyFailed(o.Steps) {
 		// The binary failed without a failing step test: a panic outside a
 		// test, a timeout, a failing non-step test.
-		fmt.Fprintln(w, "\nThe test binary failed:")
+		p.Fprintln(w, "\nThe test binary failed:")
 		for _, line := range repo.FirstLines(o.Pkg.Output, 15) {
-			fmt.Fprintf(w, "    %s\n", line)
+			p.Fprintf(w, "    %s\n", line)
 		}
 	}
 }

@@ -35,12 +35,13 @@ const watchHelp = "Type hint, list (every lab, re-checked), solution, help or qu
 // re-runs instead. It returns when told to quit, at the end of stdin in
 // manual mode, or when ctx ends.
 func Watch(ctx context.Context, ws *repo.Workspace, arg string, manual bool) error {
+	p := ws.P
 	labs, infos, err := labrun.Present(ws)
 	if err != nil {
 		return err
 	}
 	if len(infos) == 0 {
-		fmt.Fprintln(ws.Stdout, "There are no labs to watch yet.")
+		p.Fprintln(ws.Stdout, "There are no labs to watch yet.")
 		return nil
 	}
 	w := term.New(ws.Stdout)
@@ -55,7 +56,7 @@ func Watch(ctx context.Context, ws *repo.Workspace, arg string, manual bool) err
 			return lab.NoLab(arg, labs)
 		}
 	} else {
-		fmt.Fprintln(w, "Finding the first lab that does not pass yet...")
+		p.Fprintln(w, "Finding the first lab that does not pass yet...")
 		outcomes, err := labrun.Run(ctx, ws, infos, w, func(io.Writer, lab.Outcome, bool) {})
 		if err != nil {
 			return err
@@ -67,7 +68,7 @@ func Watch(ctx context.Context, ws *repo.Workspace, arg string, manual bool) err
 			}
 		}
 		if current < 0 {
-			fmt.Fprintln(w, "Every lab passes. Well done! go run ./cmd/workshop solution NN compares your code with the reference.")
+			p.Fprintln(w, "Every lab passes. Well done! go run ./cmd/workshop solution NN compares your code with the reference.")
 			return nil
 		}
 	}
@@ -79,7 +80,7 @@ func Watch(ctx context.Context, ws *repo.Workspace, arg string, manual bool) err
 			err = watcher.Add(ws.Abs(infos[current].Dir()))
 		}
 		if err != nil {
-			fmt.Fprintf(w, "Cannot watch for file changes (%v): running in manual mode; press Enter to re-run.\n", err)
+			p.Fprintf(w, "Cannot watch for file changes (%v): running in manual mode; press Enter to re-run.\n", err)
 			if watcher != nil {
 				watcher.Close()
 			}
@@ -160,7 +161,7 @@ func Watch(ctx context.Context, ws *repo.Workspace, arg string, manual bool) err
 					stop()
 					return lab.Outcome{}, false, false, nil
 				default:
-					fmt.Fprintf(w, "(the tests are running: type %s again when they end; quit and Enter work now)\n", cmd)
+					p.Fprintf(w, "(the tests are running: type %s again when they end; quit and Enter work now)\n", cmd)
 				}
 			}
 		}
@@ -188,11 +189,11 @@ func Watch(ctx context.Context, ws *repo.Workspace, arg string, manual bool) err
 			clear = true
 			if o.Done() {
 				passed = current
-				fmt.Fprintf(w, "\nLab %s passes. Well done! Type solution and Enter to compare your code with the reference; %s says what production libraries do.\n",
+				p.Fprintf(w, "\nLab %s passes. Well done! Type solution and Enter to compare your code with the reference; %s says what production libraries do.\n",
 					info.Num(), path.Join(info.Dir(), "PRODUCTION.md"))
 				next := nextUnfinished(ctx, ws, w, infos, current)
 				if next < 0 {
-					fmt.Fprintln(w, "Every lab passes: the workshop is done. Type quit and Enter to leave.")
+					p.Fprintln(w, "Every lab passes: the workshop is done. Type quit and Enter to leave.")
 					continue
 				}
 				if watcher != nil {
@@ -202,7 +203,7 @@ func Watch(ctx context.Context, ws *repo.Workspace, arg string, manual bool) err
 					}
 				}
 				current = next
-				fmt.Fprintf(w, "On to lab %s %s.\n\n", infos[current].Num(), infos[current].Title())
+				p.Fprintf(w, "On to lab %s %s.\n\n", infos[current].Num(), infos[current].Title())
 				rerun, clear = true, false // keep the congratulations on screen
 				continue
 			}
@@ -219,7 +220,7 @@ func Watch(ctx context.Context, ws *repo.Workspace, arg string, manual bool) err
 				debounce = time.After(watchDebounce)
 			}
 		case err := <-watchErrs:
-			fmt.Fprintf(w, "file watcher: %v\n", err)
+			p.Fprintf(w, "file watcher: %v\n", err)
 		case <-debounce:
 			debounce = nil
 			rerun = true
@@ -243,6 +244,7 @@ func Watch(ctx context.Context, ws *repo.Workspace, arg string, manual bool) err
 // watchRun runs one lab and shows every step, with the first failing
 // step's story. On a terminal, and when clear, it clears the screen first.
 func watchRun(ctx context.Context, ws *repo.Workspace, w *term.Progress, info lab.Info, clear bool) (lab.Outcome, error) {
+	p := ws.P
 	if w.Terminal && clear {
 		fmt.Fprint(w, "\033[H\033[2J")
 	}
@@ -251,26 +253,26 @@ func watchRun(ctx context.Context, ws *repo.Workspace, w *term.Progress, info la
 		return lab.Outcome{}, err
 	}
 	o := outcomes[info.Name]
-	fmt.Fprintf(w, "Lab %s %s (%s)\n\n", info.Num(), info.Title(), time.Now().Format("15:04:05"))
+	p.Fprintf(w, "Lab %s %s (%s)\n\n", info.Num(), info.Title(), time.Now().Format("15:04:05"))
 	if o.CompileErrs != nil {
-		fmt.Fprintln(w, "does not compile:")
+		p.Fprintln(w, "does not compile:")
 		for _, line := range repo.FirstLines(o.CompileErrs, 12) {
-			fmt.Fprintf(w, "    %s\n", line)
+			p.Fprintf(w, "    %s\n", line)
 		}
 		return o, nil
 	}
-	fmt.Fprintf(w, "%d of %d steps passed\n", o.Passed(), len(o.Steps))
+	p.Fprintf(w, "%d of %d steps passed\n", o.Passed(), len(o.Steps))
 	told := false
 	for _, s := range o.Steps {
-		fmt.Fprintf(w, "  %-8s %s\n", s.State, info.StepTitle(s.N))
+		p.Fprintf(w, "  %-8s %s\n", p.Text(s.State.String()), info.StepTitle(s.N))
 		if s.State == lab.StepFailing && !told {
 			told = true
 			t := s.Failed[0]
-			fmt.Fprintf(w, "    %s failed:\n", t.Name)
+			p.Fprintf(w, "    %s failed:\n", t.Name)
 			for _, line := range repo.FirstLines(t.FailureLines(), 12) {
-				fmt.Fprintf(w, "        %s\n", strings.TrimLeft(line, " \t"))
+				p.Fprintf(w, "        %s\n", strings.TrimLeft(line, " \t"))
 			}
-			fmt.Fprintf(w, "    Read %s\n", info.StepLink(s.N))
+			p.Fprintf(w, "    Read %s\n", info.StepLink(s.N))
 		}
 	}
 	return o, nil
@@ -278,11 +280,12 @@ func watchRun(ctx context.Context, ws *repo.Workspace, w *term.Progress, info la
 
 // watchFooter says what watch waits for.
 func watchFooter(ws *repo.Workspace, w io.Writer, info lab.Info, manual bool) {
+	p := ws.P
 	fmt.Fprintln(w)
 	if manual {
-		fmt.Fprintf(w, "Manual mode: save your changes, then press Enter to re-run. %s\n", watchHelp)
+		p.Fprintf(w, "Manual mode: save your changes, then press Enter to re-run. %s\n", p.Text(watchHelp))
 	} else {
-		fmt.Fprintf(w, "Watching %s/: save a file to re-run. %s\n", info.Dir(), watchHelp)
+		p.Fprintf(w, "Watching %s/: save a file to re-run. %s\n", info.Dir(), p.Text(watchHelp))
 	}
 }
 
@@ -305,6 +308,7 @@ func nextUnfinished(ctx context.Context, ws *repo.Workspace, w *term.Progress, i
 // watchCommand runs one typed command; it reports whether to quit.
 // A confirmation is the next line from commands.
 func watchCommand(ctx context.Context, ws *repo.Workspace, w *term.Progress, cmd string, commands <-chan string, infos []lab.Info, current, passed int) (bool, error) {
+	p := ws.P
 	switch cmd {
 	case "":
 		return false, nil
@@ -318,7 +322,7 @@ func watchCommand(ctx context.Context, ws *repo.Workspace, w *term.Progress, cmd
 		}
 		return false, err
 	case "help", "?":
-		fmt.Fprintln(w, watchHelp)
+		p.Fprintln(w, watchHelp)
 		return false, nil
 	case "l", "list", "c", "check", "all":
 		fmt.Fprintln(w)
@@ -329,18 +333,18 @@ func watchCommand(ctx context.Context, ws *repo.Workspace, w *term.Progress, cmd
 		for _, info := range infos {
 			printLabLine(w, outcomes[info.Name])
 		}
-		fmt.Fprintln(w, watchHelp)
+		p.Fprintln(w, watchHelp)
 		return false, nil
 	case "s", "solution":
 		l := infos[current].Lab
 		if passed >= 0 {
 			l = infos[passed].Lab
 		} else {
-			fmt.Fprintf(w, "Lab %s does not pass yet: this shows the answer to every step. Show it anyway? [y/N] ", l.Num())
+			p.Fprintf(w, "Lab %s does not pass yet: this shows the answer to every step. Show it anyway? [y/N] ", l.Num())
 			select {
 			case answer := <-commands:
 				if answer != "y" && answer != "yes" {
-					fmt.Fprintln(w, "Nothing shown.")
+					p.Fprintln(w, "Nothing shown.")
 					return false, nil
 				}
 			case <-ctx.Done():
@@ -349,18 +353,19 @@ func watchCommand(ctx context.Context, ws *repo.Workspace, w *term.Progress, cmd
 		}
 		return false, showSolution(ws, w, l)
 	default:
-		fmt.Fprintf(w, "Unknown command %q. %s\n", cmd, watchHelp)
+		p.Fprintf(w, "Unknown command %q. %s\n", cmd, p.Text(watchHelp))
 		return false, nil
 	}
 }
 
 // printLabLine prints a lab's state on one line.
 func printLabLine(w io.Writer, o lab.Outcome) {
+	p := o.Info.P
 	l := o.Info
 	switch {
 	case o.CompileErrs != nil:
-		fmt.Fprintf(w, "Lab %s %-16s does not compile\n", l.Num(), l.Title())
+		p.Fprintf(w, "Lab %s %-16s does not compile\n", l.Num(), l.Title())
 	default:
-		fmt.Fprintf(w, "Lab %s %-16s %d of %d steps passed\n", l.Num(), l.Title(), o.Passed(), len(o.Steps))
+		p.Fprintf(w, "Lab %s %-16s %d of %d steps passed\n", l.Num(), l.Title(), o.Passed(), len(o.Steps))
 	}
 }

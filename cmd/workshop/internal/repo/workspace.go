@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gophereats/resilience/cmd/workshop/internal/gotest"
+	"github.com/gophereats/resilience/cmd/workshop/internal/i18n"
 )
 
 // Workspace is the repository the tool works on and the tools it runs.
@@ -31,6 +32,9 @@ type Workspace struct {
 	Gate *Gate
 	// Env is added to every subprocess's environment ("NAME=value").
 	Env []string
+	// P is the language of the learner's commands; nil speaks English, as
+	// verify, status -json and the other commands always do.
+	P *i18n.Printer
 }
 
 // Open finds the repository containing dir (or the working
