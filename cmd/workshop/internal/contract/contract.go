@@ -242,10 +242,11 @@ func (lr *labRun) readme(ctx context.Context) error {
 	return nil
 }
 
-// german (clause 15) checks the lab's German texts against the English,
-// once the repository has a German edition (a README.de.md at its root).
+// german (clause 15) checks the lab's German texts against the English
+// when the lab has a README.de.md, and requires them once the repository
+// has a German edition (a README.de.md at its root).
 func (lr *labRun) german(ctx context.Context) error {
-	if hasGermanEdition(lr.ws) {
+	if _, err := os.Stat(lr.ws.Abs(path.Join(lr.info.Dir(), germanName("README.md")))); err == nil || hasGermanEdition(lr.ws) {
 		lr.check(clauseGerman, "README.de.md, HINTS.de.md and PRODUCTION.de.md translate the English section by section, in sync", germanLabProblems(lr.ws, lr.info))
 	}
 	return nil

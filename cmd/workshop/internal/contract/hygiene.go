@@ -73,9 +73,9 @@ func verifyProject(ctx context.Context, ws *repo.Workspace, r *report, race bool
 			r.check(fmt.Sprintf("clause %d: go.mod is tidy (go mod tidy -diff)", clauseVetFmt), problems)
 
 			// The German edition of the project's texts.
-			if hasGermanEdition(ws) {
+			if texts := germanProjectTexts(ws); len(texts) > 0 {
 				r.check(fmt.Sprintf("clause %d: %s translate %s section by section, in sync", clauseGerman,
-					strings.Join(germanNames(ProjectTexts), " and "), strings.Join(ProjectTexts, " and ")), germanProjectProblems(ws))
+					strings.Join(germanNames(texts), " and "), strings.Join(texts, " and ")), germanProjectProblems(ws, texts))
 			}
 
 			// The GitHub workflows.

@@ -64,10 +64,23 @@ func isLinkSection(name string) bool {
 	return strings.EqualFold(name, "Hints") || strings.EqualFold(name, "In production")
 }
 
-// germanProjectProblems checks the German translations of ProjectTexts.
-func germanProjectProblems(ws *repo.Workspace) []string {
-	var problems []string
+// germanProjectTexts returns the ProjectTexts clause 15 checks: those
+// with a German translation, and all of them once the repository has a
+// German edition.
+func germanProjectTexts(ws *repo.Workspace) []string {
+	var out []string
 	for _, en := range ProjectTexts {
+		if _, err := os.Stat(ws.Abs(germanName(en))); err == nil || hasGermanEdition(ws) {
+			out = append(out, en)
+		}
+	}
+	return out
+}
+
+// germanProjectProblems checks the German translations of texts.
+func germanProjectProblems(ws *repo.Workspace, texts []string) []string {
+	var problems []string
+	for _, en := range texts {
 		problems = append(problems, translationProblems(ws, en, false)...)
 	}
 	return problems
