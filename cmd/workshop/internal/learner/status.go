@@ -201,7 +201,7 @@ func Check(ctx context.Context, ws *repo.Workspace, arg string) error {
 	fmt.Fprintln(w)
 	if o.Done() && o.Pkg != nil && o.Pkg.Action == "pass" {
 		p.Fprintf(w, "Lab %s passes. Well done! %s says what production libraries do; go run ./cmd/workshop shows what is next.\n",
-			l.Num(), path.Join(info.Dir(), "PRODUCTION.md"))
+			l.Num(), path.Join(info.Dir(), lab.Localized(ws, info.Lab, "PRODUCTION.md")))
 		return nil
 	}
 	for _, s := range o.Steps {

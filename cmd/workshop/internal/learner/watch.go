@@ -190,7 +190,7 @@ func Watch(ctx context.Context, ws *repo.Workspace, arg string, manual bool) err
 			if o.Done() {
 				passed = current
 				p.Fprintf(w, "\nLab %s passes. Well done! Type solution and Enter to compare your code with the reference; %s says what production libraries do.\n",
-					info.Num(), path.Join(info.Dir(), "PRODUCTION.md"))
+					info.Num(), path.Join(info.Dir(), lab.Localized(ws, info.Lab, "PRODUCTION.md")))
 				next := nextUnfinished(ctx, ws, w, infos, current)
 				if next < 0 {
 					p.Fprintln(w, "Every lab passes: the workshop is done. Type quit and Enter to leave.")
