@@ -72,12 +72,13 @@ func translationRepo(t *testing.T, english, german string) *repo.Workspace {
 	return &repo.Workspace{Root: root}
 }
 
-// markers returns the German sample with the right markers.
+// markedGerman returns the German sample with the right markers.
 func markedGerman() string {
 	secs := splitSections(englishSample)
 	return sprintfMarkers(germanSample, sectionHash(secs[0]), sectionHash(secs[1]), sectionHash(secs[2]))
 }
 
+// sprintfMarkers puts the hashes in place of format's %s, in order.
 func sprintfMarkers(format string, hashes ...string) string {
 	for _, h := range hashes {
 		format = strings.Replace(format, "%s", h, 1)

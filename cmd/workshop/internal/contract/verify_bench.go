@@ -34,13 +34,9 @@ func verifyBench(ctx context.Context, ws *repo.Workspace, r *report) error {
 	if _, err := os.Stat(filepath.Join(ws.Root, benchDir, "go.mod")); err != nil {
 		return nil
 	}
-	if res := ws.RunCmdEnv(ctx, 2*time.Minute, offline, ws.GoBin, "-C", benchDir, "mod", "download"); res.Err != nil {
+	if why := uncachedModule(ctx, ws, benchDir); why != "" {
 		if ctx.Err() != nil {
 			return ctx.Err()
-		}
-		why := benchDir + "'s modules are not all in the module cache"
-		if lines := res.Combined(); len(lines) > 0 {
-			why += " (" + lines[0] + ")"
 		}
 		r.note(fmt.Sprintf("benchmarks skipped: %s; %s fetches them", why, benchFetch))
 		return nil
@@ -57,6 +53,21 @@ func verifyBench(ctx context.Context, ws *repo.Workspace, r *report) error {
 	}
 	r.ok(what)
 	return nil
+}
+
+// uncachedModule says why the nested module dir cannot build offline
+// (its modules are not all in the module cache), or "" when it can.
+// verify never downloads a nested module's modules.
+func uncachedModule(ctx context.Context, ws *repo.Workspace, dir string) string {
+	res := ws.RunCmdEnv(ctx, 2*time.Minute, offline, ws.GoBin, "-C", dir, "mod", "download")
+	if res.Err == nil {
+		return ""
+	}
+	why := dir + "'s modules are not all in the module cache"
+	if lines := res.Combined(); len(lines) > 0 {
+		why += " (" + lines[0] + ")"
+	}
+	return why
 }
 
 // benchFailures keeps what explains a failed benchmark run: it drops the

@@ -37,11 +37,7 @@ func workflowProblems(ctx context.Context, ws *repo.Workspace) (what string, pro
 	if _, err := os.Stat(filepath.Join(ws.Root, toolsDir, "go.mod")); err != nil {
 		return what, nil, fmt.Sprintf("workflows not linted: %s/go.mod is missing", toolsDir)
 	}
-	if res := ws.RunCmdEnv(ctx, 2*time.Minute, offline, ws.GoBin, "-C", toolsDir, "mod", "download"); res.Err != nil {
-		why := toolsDir + "'s modules are not all in the module cache"
-		if lines := res.Combined(); len(lines) > 0 {
-			why += " (" + lines[0] + ")"
-		}
+	if why := uncachedModule(ctx, ws, toolsDir); why != "" {
 		return what, nil, fmt.Sprintf("workflows not linted: %s; %s fetches them", why, toolsFetch)
 	}
 	args := []string{"-C", toolsDir, "tool", "actionlint", "-no-color", "-shellcheck=", "-pyflakes="}

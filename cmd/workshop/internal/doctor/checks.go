@@ -115,7 +115,7 @@ func checkModules(ctx context.Context, ws *repo.Workspace, r *report) bool {
 		res := ws.RunCmdEnv(ctx, 5*time.Minute, offline, ws.GoBin, args...)
 		missing, err := missingModules(res.Stdout)
 		if err != nil {
-			r.line(failing, "modules", fmt.Sprintf("go mod download -json: %v: %s", err, firstLine(string(res.Stderr))), fix)
+			r.line(failing, "modules", fmt.Sprintf("go mod download -json: %v: %s", err, firstLines(string(res.Stderr), 1)), fix)
 			return false
 		}
 		if len(missing) > 0 {
@@ -126,7 +126,7 @@ func checkModules(ctx context.Context, ws *repo.Workspace, r *report) bool {
 	}
 	res := ws.RunCmdEnv(ctx, 5*time.Minute, offline, ws.GoBin, "list", "-mod=readonly", "-deps", "-test", "-f", "{{.ImportPath}}", "./...")
 	if res.Err != nil {
-		r.line(failing, "modules", "with the module proxy off, the packages do not load: "+firstLine(string(res.Stderr)), fix)
+		r.line(failing, "modules", "with the module proxy off, the packages do not load: "+firstLines(string(res.Stderr), 1), fix)
 		return false
 	}
 	found := fmt.Sprintf("all %d modules go.mod requires are in the module cache", len(mod.Require))
@@ -162,7 +162,7 @@ func checkCompiler(ctx context.Context, ws *repo.Workspace, r *report) bool {
 	const without = "check and verify run without the race detector (a data race in a breaker or a budget can pass by luck)"
 	env, err := ws.GoEnv(ctx, "CGO_ENABLED", "CC", "GOOS", "GOARCH")
 	if err != nil {
-		r.line(warned, what, "go env does not answer: "+firstLine(err.Error()), "")
+		r.line(warned, what, "go env does not answer: "+firstLines(err.Error(), 1), "")
 		return false
 	}
 	if !repo.RaceSupported(env["GOOS"], env["GOARCH"]) {
@@ -208,7 +208,7 @@ func installCompiler(goos string) string {
 func checkPort(r *report, addr string) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		r.line(warned, "port", fmt.Sprintf("the gateway's address %s is taken: %s", addr, firstLine(err.Error())),
+		r.line(warned, "port", fmt.Sprintf("the gateway's address %s is taken: %s", addr, firstLines(err.Error(), 1)),
 			"stop what listens there, or start the system with -addr 127.0.0.1:9090 and give admin the same -addr")
 		return
 	}
@@ -276,14 +276,4 @@ func firstLines(s string, n int) string {
 		}
 	}
 	return strings.Join(out, " / ")
-}
-
-// firstLine returns s's first non-blank line, trimmed.
-func firstLine(s string) string {
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			return l
-		}
-	}
-	return strings.TrimSpace(s)
 }
