@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -62,6 +63,12 @@ type Deps struct {
 	// calls after the idempotency check: latency, outages, a call count.
 	// nil means an instant processor that never fails.
 	Processor *Processor
+	// Callers, when set, is the ground truth of when each request's
+	// original caller gave up (by fooddelivery.HeaderRequestID): a charge
+	// executed after that moment counts in WorkAfterCallerLeft even when
+	// this request's own context is still live (a caller that left
+	// without hanging up). nil means the request's context tells.
+	Callers *fooddelivery.Callers
 }
 
 // New returns the payment service's handler:
@@ -90,7 +97,7 @@ func New(d Deps) http.Handler {
 
 func routes(r chi.Router, d Deps) {
 	in := d.Instance
-	charge := d.Processor.wrap(handleCharge(d.Ledger, in.Metrics.Route(in.Name, "POST /charges")))
+	charge := d.Processor.wrap(handleCharge(d.Ledger, d.Callers, in.Metrics.Route(in.Name, "POST /charges")))
 	if d.Keys != nil {
 		charge = idempotent(d.Keys, charge)
 	}
@@ -99,7 +106,7 @@ func routes(r chi.Router, d Deps) {
 	r.Method("GET", "/charges", in.Route("GET /charges", handleListCharges(d.Ledger)))
 }
 
-func handleCharge(l *Ledger, stats *fooddelivery.RouteStats) http.Handler {
+func handleCharge(l *Ledger, callers *fooddelivery.Callers, stats *fooddelivery.RouteStats) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req fooddelivery.ChargeRequest
 		if err := fooddelivery.ReadJSON(w, r, &req); err != nil {
@@ -124,7 +131,8 @@ func handleCharge(l *Ledger, stats *fooddelivery.RouteStats) http.Handler {
 			fooddelivery.WriteError(w, http.StatusPaymentRequired, "card_unknown", unknownCardMessage(req.Card))
 			return
 		}
-		if r.Context().Err() != nil {
+		gone, left := callers.Gone(r.Header.Get(fooddelivery.HeaderRequestID))
+		if r.Context().Err() != nil || (left && !gone.After(time.Now())) {
 			// The caller has already given up: this charge is work nobody
 			// waits for (and money nobody knows was taken).
 			stats.WorkAfterCallerLeft.Add(1)

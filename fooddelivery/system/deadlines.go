@@ -29,6 +29,13 @@ type OrderDeadlines struct {
 	// a fallback's checkout budget) reaches the order service. nil means
 	// no wrapping: the gateway sends no budget.
 	Gateway func(http.RoundTripper) http.RoundTripper
+	// Edge wraps the gateway's whole handler: the server half at the
+	// system's edge, so that the budget a customer's client sends in
+	// fooddelivery.HeaderTimeoutMs (a mobile app that waits 1 s) becomes
+	// the deadline of everything the gateway does for it. nil means no
+	// wrapping: the gateway learns that a customer left only when the
+	// customer's connection closes.
+	Edge func(http.Handler) http.Handler
 }
 
 // NaiveOrderDeadlines is the order service of lab 02's story: whatever its
@@ -58,6 +65,14 @@ func (d *OrderDeadlines) handler(h http.Handler) http.Handler {
 	return d.Middleware(h)
 }
 
+// edge wraps the gateway's handler h with d.Edge, if any.
+func (d *OrderDeadlines) edge(h http.Handler) http.Handler {
+	if d == nil || d.Edge == nil {
+		return h
+	}
+	return d.Edge(h)
+}
+
 // client wraps c's transport with d.Transport, if any, and returns c.
 func (d *OrderDeadlines) client(c *http.Client) *http.Client {
 	if d != nil && d.Transport != nil {
@@ -82,9 +97,10 @@ func observed(observe func(instance, route string, r *http.Request), faults food
 }
 
 // callersFor returns a new record of callers when cfg asks for lab 02's
-// ground truth, nil otherwise.
+// ground truth (OrderDeadlines) or for the record itself (TrackCallers),
+// nil otherwise.
 func callersFor(cfg Config) *fooddelivery.Callers {
-	if cfg.OrderDeadlines == nil {
+	if cfg.OrderDeadlines == nil && !cfg.TrackCallers {
 		return nil
 	}
 	return fooddelivery.NewCallers()

@@ -138,6 +138,11 @@ type Config struct {
 	// neither, and POST /orders judges work after its caller left by its
 	// own request context.
 	OrderDeadlines *OrderDeadlines
+	// TrackCallers keeps System.Callers without OrderDeadlines, so that a
+	// caller outside the system (lab 10's customers) can record when it
+	// gave up, and the order and payment services count the work they
+	// start for it after that moment.
+	TrackCallers bool
 
 	// Observe, when set, is called with every request an instance admits
 	// (inside its concurrency limit, before faults), so a test can check
@@ -205,7 +210,8 @@ type System struct {
 	Reviews *menu.ReviewBook // the review store
 	// Callers records when the order service's callers gave up (the
 	// system's own clients record it; wrap a test's client with
-	// Callers.Track). Set only with Config.OrderDeadlines; nil otherwise.
+	// Callers.Track). Set only with Config.OrderDeadlines or
+	// Config.TrackCallers; nil otherwise.
 	Callers *fooddelivery.Callers
 	// Dispatch is the courier-assignment pipeline: its queue and the fleet
 	// its consumer sends couriers with. Set only with
@@ -301,7 +307,7 @@ func (s *System) start(cfg Config, replicas int) error {
 			return auth.New(auth.Deps{Instance: in, Tokens: auth.DefaultTokens()})
 		}},
 		{"payment", "payment", func(in *fooddelivery.Instance) http.Handler {
-			return payment.New(payment.Deps{Instance: in, Ledger: s.Ledger, Keys: cfg.PaymentKeys, Processor: cfg.PaymentProcessor})
+			return payment.New(payment.Deps{Instance: in, Ledger: s.Ledger, Keys: cfg.PaymentKeys, Processor: cfg.PaymentProcessor, Callers: s.Callers})
 		}},
 		{"courier", "courier", func(in *fooddelivery.Instance) http.Handler {
 			return courier.New(courier.Deps{Instance: in, Board: s.Board})
@@ -363,7 +369,7 @@ func (s *System) start(cfg Config, replicas int) error {
 				}
 				return cfg.GatewayGuards(dependency)
 			}
-			return gateway.New(s.fallbacks(cfg, gateway.Deps{
+			return cfg.OrderDeadlines.edge(gateway.New(s.fallbacks(cfg, gateway.Deps{
 				Instance: in,
 				Menu:     fooddelivery.GuardMenuReader(menus, gatewayGuard(GatewayMenu)),
 				Recs:     menus,
@@ -372,7 +378,7 @@ func (s *System) start(cfg Config, replicas int) error {
 				ETA:      fooddelivery.GuardETAReader(courier.NewClient(client(), memnet.ServiceURL("courier")), gatewayGuard(GatewayCourier)),
 				Auth:     auth.NewClient(client(), memnet.ServiceURL("auth")),
 				IDE:      true, // GraphiQL for a browser at /graphql
-			}))
+			})))
 		}},
 	}
 	for i := range replicas {

@@ -361,8 +361,10 @@ func Lab01(newPaymentClient func(network *memnet.Network, timeout time.Duration)
 }
 
 // Lab02 plugs lab 02's deadline propagation: the server half around the
-// order service, the client half under its clients and under the
-// gateway's order client.
+// order service and around the gateway (the customer's own budget, with
+// the plan's OwnBudget when a customer sends none and no Need: browsing
+// asks for nothing), the client half under the order service's clients
+// and under the gateway's order client.
 func Lab02(middleware func(own, need time.Duration) func(http.Handler) http.Handler,
 	transport func(base http.RoundTripper, hop time.Duration) http.RoundTripper) Plug {
 	return func(w *Wiring) {
@@ -372,6 +374,7 @@ func Lab02(middleware func(own, need time.Duration) func(http.Handler) http.Hand
 			Middleware: middleware(d.OwnBudget, d.Need),
 			Transport:  hop,
 			Gateway:    hop,
+			Edge:       middleware(d.OwnBudget, 0),
 		}
 	}
 }

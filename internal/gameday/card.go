@@ -99,9 +99,8 @@ func (c *Card) Write(w io.Writer) {
 	}
 	// Over the whole day: what no stage's SLO limits, but the card shows.
 	track := []string{"every stage", "orders tracked (answered)"}
-	late := []string{"", "work after the caller left"}
 	for _, name := range c.names {
-		n, answered, units := 0, 0, int64(0)
+		n, answered := 0, 0
 		for _, r := range c.results[name] {
 			for _, q := range r.Requests {
 				if flowOf(q.Action) == FlowTrack {
@@ -111,29 +110,52 @@ func (c *Card) Write(w io.Writer) {
 					}
 				}
 			}
-			if len(r.Marks) > 0 {
-				units += r.Marks[len(r.Marks)-1].LateWork - r.Marks[0].LateWork
-			}
 		}
 		cell := "-"
 		if n > 0 {
 			cell = format(TrackAvailability, float64(answered)/float64(n))
 		}
 		track = append(track, cell)
-		late = append(late, fmt.Sprintf("%d units", units))
 	}
 	fmt.Fprintln(tw, strings.Join(track, "\t"))
-	fmt.Fprintln(tw, strings.Join(late, "\t"))
+	for _, service := range []string{"order", "payment"} {
+		late := []string{"", "work after the customer left (" + service + ")"}
+		for _, name := range c.names {
+			var units int64
+			for _, r := range c.results[name] {
+				units += r.Marks[len(r.Marks)-1].LateWork[service] - r.Marks[0].LateWork[service]
+			}
+			late = append(late, fmt.Sprintf("%d", units))
+		}
+		fmt.Fprintln(tw, strings.Join(late, "\t"))
+	}
 	row := []string{"score", "100 x mean over stages of SLOs met / SLOs"}
 	for _, name := range c.names {
 		row = append(row, fmt.Sprintf("%.0f", c.Score(name)))
 	}
 	fmt.Fprintln(tw, strings.Join(row, "\t"))
+	fmt.Fprintf(tw, "\ninside\tover the whole stage\t%s\n", strings.Join(c.names, "\t"))
+	for i, s := range Stages {
+		for j, m := range inside {
+			row := []string{s.Name, m.String()}
+			if j > 0 {
+				row[0] = ""
+			}
+			for _, name := range c.names {
+				row = append(row, format(m, c.results[name][i].Value(SLO{Measure: m})))
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		}
+	}
 	tw.Flush()
 	if slices.Contains(c.names, "yours") && slices.Contains(c.names, "starter") && slices.Contains(c.names, "reference") {
 		fmt.Fprintf(w, "\n%s\n", ScoreLine(c.Score("yours"), c.Score("starter"), c.Score("reference"), c.Seed))
 	}
 }
+
+// inside are the measures the card shows for every stage, SLO or not:
+// what happened behind the gateway.
+var inside = []Measure{CallsPerCheckout, RetriesPerCharge, OrderSlots, PaymentLoad, LateWork}
 
 // ScoreLine is the score card's last line, which the workshop tool reads
 // (status shows it, status -json carries it, gather adds it to the class

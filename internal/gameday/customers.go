@@ -63,11 +63,45 @@ type Request struct {
 	Took    time.Duration
 	Outcome Outcome
 	Code    string // the first error's extensions.code, "" for OK
+	Mobile  bool   // sent from a mobile app, with MobilePatience
 }
 
+type budgetKey struct{}
+
+// withBudget returns ctx carrying the budget the customer's client sends.
+func withBudget(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, budgetKey{}, d)
+}
+
+// sendBudget wraps base so that each request carries the budget of its
+// context (withBudget) in fooddelivery.HeaderTimeoutMs.
+func sendBudget(base http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		d, ok := r.Context().Value(budgetKey{}).(time.Duration)
+		if !ok {
+			return base.RoundTrip(r)
+		}
+		r = r.Clone(r.Context())
+		r.Header.Set(fooddelivery.HeaderTimeoutMs, strconv.FormatInt(d.Milliseconds(), 10))
+		return base.RoundTrip(r)
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 // Patience is how long a customer waits for an answer before giving up:
-// their request then fails with code GAVE_UP.
+// their request then fails with code GAVE_UP. Every customer's client
+// sends its budget in fooddelivery.HeaderTimeoutMs, as an app that knows
+// its own timeout can.
 const Patience = 5 * time.Second
+
+// MobilePatience is the budget of a customer on a mobile app
+// (Stage.Mobile): the app gives up after 1 s, and, its network gone, it
+// leaves without closing the connection, so that only the budget it sent
+// tells the system that nobody waits any more.
+const MobilePatience = 1 * time.Second
 
 // fallbackCodes are the codes of answers a fallback served.
 var fallbackCodes = map[string]bool{gateway.CodeStale: true, gateway.CodeEstimated: true, gateway.CodeDegraded: true}
@@ -80,6 +114,7 @@ type customers struct {
 	seed   int64
 	start  time.Time
 	orders []string // placed before the stage, for lookups
+	mobile float64  // the share of customers on a mobile app (Stage.Mobile)
 
 	mu       sync.Mutex
 	requests []Request
@@ -137,17 +172,29 @@ func (c *customers) visit(ctx context.Context, n int64, mix Mix) {
 		token = "tok-alice"
 	}
 
-	rctx, cancel := context.WithTimeout(ctx, Patience)
-	defer cancel()
 	// A fixed id per customer: the faults' draws follow from it, so a play
 	// is the same whatever ran before it in the process.
-	rctx = fooddelivery.WithRequestID(rctx, "customer-"+strconv.FormatInt(n, 10))
+	id := "customer-" + strconv.FormatInt(n, 10)
+	patience, mobile := Patience, draw(6) < c.mobile
+	rctx, cancel := context.WithTimeout(ctx, Patience)
+	if mobile {
+		// The app gives up after MobilePatience and says nothing: the
+		// request goes on until the system answers it, or the stage ends.
+		patience = MobilePatience
+		rctx, cancel = context.WithCancel(ctx)
+		stop := time.AfterFunc(patience, func() { c.sys.Callers.GaveUp(id, time.Now()) })
+		defer stop.Stop()
+	}
+	defer cancel()
+	rctx = withBudget(fooddelivery.WithRequestID(rctx, id), patience)
 	began := time.Now()
 	resp, _, err := gateway.Do(rctx, c.client, c.sys.GatewayURL(), token, query, vars)
-	req := Request{Action: action, Start: began.Sub(c.start), Took: time.Since(began)}
+	req := Request{Action: action, Start: began.Sub(c.start), Took: time.Since(began), Mobile: mobile}
 	switch {
 	case ctx.Err() != nil:
 		return // the stage is over: counts nowhere
+	case mobile && req.Took >= patience:
+		req.Took, req.Outcome, req.Code = patience, Failed, "GAVE_UP"
 	case err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
 		req.Outcome, req.Code = Failed, "GAVE_UP"
 	case err != nil:

@@ -86,8 +86,12 @@ type Stage struct {
 	// seed meets every SLO.
 	Seeds []int64
 	// Draw, when set, picks the phases from the seed (the combined
-	// stage), replacing Phases.
+	// stage, or lengths and rates a plan could otherwise be tuned to),
+	// replacing Phases.
 	Draw func(seed int64) []Phase
+	// Mobile is the share of customers on a mobile app, from 0 to 1: they
+	// wait MobilePatience and leave without a word.
+	Mobile float64
 }
 
 // phases returns the stage's phases for seed.
@@ -136,6 +140,19 @@ type Result struct {
 	// LetIn are the moments, since the stage began, at which the gateway
 	// let a request in although its auth check had failed.
 	LetIn []time.Duration
+	// Samples are what the system was busy with, every SampleEvery.
+	Samples []Sample
+}
+
+// SampleEvery is how often Play samples the services' requests in flight.
+const SampleEvery = 20 * time.Millisecond
+
+// Sample is the requests in flight at one moment: the order service's
+// (POST /orders and GET /orders/{id}, each holding one of its slots) and
+// the payment service's charges.
+type Sample struct {
+	At             time.Duration
+	Order, Payment int64
 }
 
 // Mark is what the system had counted at one moment.
@@ -144,10 +161,14 @@ type Mark struct {
 	Charges   int64 // POST /charges requests payment received
 	MenuReads int64 // menu reads the gateway's hedging transport sent, hedges included
 	Hedges    int64 // hedges among them
-	// LateWork is the units of work services started after their caller
-	// had given up (fooddelivery.RouteStats.WorkAfterCallerLeft, summed
-	// over every route).
-	LateWork int64
+	// LateWork is the units of work each service started after the
+	// customer it worked for had given up (the order service's calls to
+	// its dependencies, the payment service's charges:
+	// fooddelivery.RouteStats.WorkAfterCallerLeft), by service.
+	LateWork map[string]int64
+	// Attempts and Retries are the charges the order service's payment
+	// client sent, and the retries among them.
+	Attempts, Retries int64
 }
 
 // Play runs stage s with plan p and seed inside the caller's synctest
@@ -171,6 +192,7 @@ func Play(p plan.Plan, s Stage, seed int64) (Result, error) {
 	for name, limit := range Capacity {
 		w.Cfg.Limits[name] = limit
 	}
+	w.Cfg.TrackCallers = true
 	letIn := watchAuth(&w.Cfg)
 	sys, err := system.Start(w.Cfg)
 	if err != nil {
@@ -193,7 +215,7 @@ func Play(p plan.Plan, s Stage, seed int64) (Result, error) {
 		return Result{}, err
 	}
 
-	c := &customers{sys: sys, client: numbered(sys), seed: seed}
+	c := &customers{sys: sys, client: numbered(sys), seed: seed, mobile: s.Mobile}
 	// Orders to track, placed while all is well.
 	for i := range 3 {
 		id, err := placeOne(sys, c.client, i)
@@ -216,10 +238,14 @@ func Play(p plan.Plan, s Stage, seed int64) (Result, error) {
 	}
 	c.start = time.Now()
 	letIn.start = c.start
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		c.run(ctx, s.Rate, mix, s.Length(seed), &wg)
+	}()
+	go func() {
+		defer wg.Done()
+		res.Samples = sample(ctx, sys, c.start, s.Length(seed))
 	}()
 	var at time.Duration
 	for _, ph := range phases {
@@ -254,19 +280,33 @@ func Play(p plan.Plan, s Stage, seed int64) (Result, error) {
 
 func mark(sys *system.System, w *compose.Wiring, at time.Duration) Mark {
 	edge := w.Metrics.Edge("gateway", "menu")
-	var late int64
+	pay := w.Metrics.Edge("order", "payment")
+	late := map[string]int64{}
 	for _, r := range sys.Metrics.Snapshot().Routes {
-		late += r.WorkAfterCallerLeft
+		late[r.Instance] += r.WorkAfterCallerLeft
 	}
 	return Mark{At: at, Charges: sys.Metrics.Route("payment", "POST /charges").Received.Load(), MenuReads: edge.Attempts.Load(), Hedges: edge.Hedges.Load(),
-		LateWork: late}
+		LateWork: late, Attempts: pay.Attempts.Load(), Retries: pay.Retries.Load()}
+}
+
+// sample reads the requests in flight at the order and payment services
+// every SampleEvery from start until the stage's end (until) or ctx's.
+func sample(ctx context.Context, sys *system.System, start time.Time, until time.Duration) []Sample {
+	routes := []*fooddelivery.RouteStats{sys.Metrics.Route("order", "POST /orders"), sys.Metrics.Route("order", "GET /orders/{id}")}
+	charges := sys.Metrics.Route("payment", "POST /charges")
+	var out []Sample
+	for at := SampleEvery / 2; at < until && ctx.Err() == nil; at += SampleEvery {
+		time.Sleep(time.Until(start.Add(at)))
+		out = append(out, Sample{At: at, Order: routes[0].InFlight.Load() + routes[1].InFlight.Load(), Payment: charges.InFlight.Load()})
+	}
+	return out
 }
 
 // numbered returns sys's client for the customers, which sends the
 // request id each request's context carries (fooddelivery.CarryRequestID).
 func numbered(sys *system.System) *http.Client {
 	hc := *sys.HTTPClient()
-	hc.Transport = fooddelivery.CarryRequestID(hc.Transport)
+	hc.Transport = sendBudget(fooddelivery.CarryRequestID(hc.Transport))
 	return &hc
 }
 

@@ -22,6 +22,10 @@ const (
 	DoubleCharges                       // orders charged more than once, over the whole stage
 	LetInWithoutAuth                    // requests the gateway let in although their auth check failed
 	ExtraMenuReads                      // hedges per menu read the gateway asked for
+	LateWork                            // units of work the order and payment services started after their customer had given up
+	OrderSlots                          // the mean share of the order service's slots in use
+	PaymentLoad                         // the most charges in flight at payment at once, as a share of its capacity
+	RetriesPerCharge                    // retries the order service's payment client sent per first attempt
 )
 
 // measures describes each Measure: its name on the score card, whether
@@ -42,6 +46,10 @@ var measures = []struct {
 	DoubleCharges:        {"double charges", false, ""},
 	LetInWithoutAuth:     {"let in without auth", false, ""},
 	ExtraMenuReads:       {"extra menu reads", false, "%"},
+	LateWork:             {"work after the customer left", false, ""},
+	OrderSlots:           {"order slots held", false, "%"},
+	PaymentLoad:          {"payment's peak load", false, "%"},
+	RetriesPerCharge:     {"retries per charge", false, "x"},
 }
 
 func (m Measure) String() string { return measures[m].name }
@@ -100,19 +108,36 @@ func format(m Measure, v float64) string {
 }
 
 // Value is what r measured for o; NaN when the phase had no request of
-// the kind measured.
+// the kind measured. A phase name that the stage plays more than once (a
+// deploy's restarts, say) measures all of them together.
 func (r Result) Value(o SLO) float64 {
-	from, to := time.Duration(0), r.Marks[len(r.Marks)-1].At
-	first, last := r.Marks[0], r.Marks[len(r.Marks)-1]
-	for i, ph := range r.Phases {
-		if ph.Name == o.Phase {
-			from, to = r.Marks[i].At, r.Marks[i+1].At
-			first, last = r.Marks[i], r.Marks[i+1]
+	type span struct {
+		from, to    time.Duration
+		first, last Mark
+	}
+	spans := []span{{0, r.Marks[len(r.Marks)-1].At, r.Marks[0], r.Marks[len(r.Marks)-1]}}
+	if o.Phase != "" {
+		spans = nil
+		for i, ph := range r.Phases {
+			if ph.Name == o.Phase {
+				spans = append(spans, span{r.Marks[i].At, r.Marks[i+1].At, r.Marks[i], r.Marks[i+1]})
+			}
 		}
+	}
+	within := func(at time.Duration) bool {
+		return slices.ContainsFunc(spans, func(s span) bool { return at >= s.from && at < s.to })
+	}
+	// delta sums what a Mark's counter grew by over the spans.
+	delta := func(f func(Mark) int64) int64 {
+		var d int64
+		for _, s := range spans {
+			d += f(s.last) - f(s.first)
+		}
+		return d
 	}
 	var in []Request
 	for _, q := range r.Requests {
-		if q.Start >= from && q.Start < to {
+		if within(q.Start) {
 			in = append(in, q)
 		}
 	}
@@ -167,12 +192,16 @@ func (r Result) Value(o SLO) float64 {
 		if n == 0 {
 			return math.NaN()
 		}
-		return float64(last.Charges-first.Charges) / float64(n)
+		return float64(delta(func(m Mark) int64 { return m.Charges })) / float64(n)
 	case Recovery:
 		var worst time.Duration
 		for _, q := range in {
 			if q.Action == ActionCheckout && q.Outcome == Failed {
-				worst = max(worst, q.Start-from)
+				for _, s := range spans {
+					if q.Start >= s.from && q.Start < s.to {
+						worst = max(worst, q.Start-s.from)
+					}
+				}
 			}
 		}
 		return worst.Seconds()
@@ -181,17 +210,44 @@ func (r Result) Value(o SLO) float64 {
 	case LetInWithoutAuth:
 		n := 0
 		for _, at := range r.LetIn {
-			if at >= from && at < to {
+			if within(at) {
 				n++
 			}
 		}
 		return float64(n)
 	case ExtraMenuReads:
-		reads := (last.MenuReads - first.MenuReads) - (last.Hedges - first.Hedges)
+		hedges := delta(func(m Mark) int64 { return m.Hedges })
+		reads := delta(func(m Mark) int64 { return m.MenuReads }) - hedges
 		if reads <= 0 {
 			return 0
 		}
-		return float64(last.Hedges-first.Hedges) / float64(reads)
+		return float64(hedges) / float64(reads)
+	case LateWork:
+		return float64(delta(func(m Mark) int64 { return m.LateWork["order"] + m.LateWork["payment"] }))
+	case OrderSlots, PaymentLoad:
+		var sum, peak int64
+		n := 0
+		for _, x := range r.Samples {
+			if within(x.At) {
+				sum += x.Order
+				peak = max(peak, x.Payment)
+				n++
+			}
+		}
+		if n == 0 {
+			return math.NaN()
+		}
+		if o.Measure == OrderSlots {
+			return float64(sum) / float64(n) / float64(Capacity["order"])
+		}
+		return float64(peak) / float64(Capacity["payment"])
+	case RetriesPerCharge:
+		retries := delta(func(m Mark) int64 { return m.Retries })
+		first := delta(func(m Mark) int64 { return m.Attempts }) - retries
+		if first <= 0 {
+			return 0
+		}
+		return float64(retries) / float64(first)
 	}
 	panic(fmt.Sprintf("gameday: no measure %d", o.Measure))
 }

@@ -22,23 +22,27 @@ var Stages = []Stage{
 	{
 		Step: 1, Name: "rush", Incident: "no fault at all, at three times the normal load",
 		Rate: RushRate, Seeds: []int64{11, 12, 13},
-		Phases: []Phase{{Name: "rush", For: 10 * time.Second}},
+		Draw: rush,
 		SLOs: []SLO{
 			{Measure: BrowseAvailability, Limit: 0.999},
-			{Measure: CheckoutAvailability, Limit: 0.99},
+			{Measure: CheckoutAvailability, Phase: "rush", Limit: 0.99},
 			{Measure: FallbackShare, Limit: 0.01},
-			{Measure: CheckoutP99, Limit: 1.5},
+			{Measure: CheckoutP99, Phase: "rush", Limit: 1.5},
+			{Measure: CheckoutAvailability, Phase: "slow", Limit: 0.98},
 		},
 	},
 	{
 		Step: 2, Name: "hang", Incident: "payment stops answering for 10 s, during a rush of checkouts",
-		Rate: RushRate, Seeds: []int64{21, 22, 23}, Mix: checkoutRush,
+		Rate: RushRate, Seeds: []int64{21, 22, 23}, Mix: checkoutRush, Mobile: 0.3,
 		Phases: []Phase{
 			{Name: "before", For: 2 * time.Second},
+			{Name: "partial", For: 8 * time.Second, Faults: []string{"payment:POST /charges=hang,max=60s,p=0.1,fixed=60ms,jitter=80ms"}},
 			{Name: "hang", For: 10 * time.Second, Faults: []string{"payment:POST /charges=hang,max=60s"}},
 			{Name: "after", For: 6 * time.Second, Clear: []string{"payment:POST /charges"}},
 		},
 		SLOs: []SLO{
+			{Measure: CheckoutAvailability, Phase: "partial", Limit: 0.95},
+			{Measure: LateWork, Limit: 0},
 			{Measure: BrowseAvailability, Phase: "hang", Limit: 0.99},
 			{Measure: CheckoutP99, Phase: "hang", Limit: 2.5},
 			{Measure: Recovery, Phase: "after", Limit: 5},
@@ -47,13 +51,10 @@ var Stages = []Stage{
 	{
 		Step: 3, Name: "outage", Incident: "payment answers 500 to 5% of charges, then 503 to every charge for 15 s, then recovers",
 		Rate: NormalRate, Seeds: []int64{31, 32, 33}, Mix: checkouts,
-		Phases: []Phase{
-			{Name: "flaky", For: 15 * time.Second, Faults: []string{"payment:POST /charges=error,status=500,p=0.05,fixed=60ms,jitter=80ms"}},
-			{Name: "down", For: 15 * time.Second, Faults: []string{"payment:POST /charges=error,status=503,fixed=60ms,jitter=80ms"}},
-			{Name: "recovered", For: 12 * time.Second, Clear: []string{"payment:POST /charges"}},
-		},
+		Draw: outage,
 		SLOs: []SLO{
 			{Measure: CheckoutAvailability, Phase: "flaky", Limit: 0.9},
+			{Measure: CallsPerCheckout, Phase: "brownout", Limit: 0.8},
 			{Measure: CallsPerCheckout, Phase: "down", Limit: 0.5},
 			{Measure: CheckoutP99, Phase: "down", Limit: 1.0},
 			{Measure: Recovery, Phase: "recovered", Limit: 8},
@@ -62,12 +63,11 @@ var Stages = []Stage{
 	{
 		Step: 4, Name: "lost-responses", Incident: "payment charges the card, then loses 30% of its answers",
 		Rate: NormalRate, Seeds: []int64{41, 42, 43}, Mix: checkouts,
-		Phases: []Phase{
-			{Name: "lossy", For: 20 * time.Second, Faults: []string{"payment:POST /charges=lose,p=0.3,fixed=60ms,jitter=80ms"}},
-		},
+		Draw: lossy,
 		SLOs: []SLO{
 			{Measure: DoubleCharges, Limit: 0},
-			{Measure: CheckoutAvailability, Limit: 0.95},
+			{Measure: CheckoutAvailability, Phase: "lossy", Limit: 0.95},
+			{Measure: CheckoutAvailability, Phase: "deploy", Limit: 0.95},
 		},
 	},
 	{
@@ -130,6 +130,55 @@ var (
 	checkouts    = Mix{ActionRestaurants: 10, ActionMenu: 30, ActionHome: 3, ActionCheckout: 52, ActionTrack: 5}
 	browsing     = Mix{ActionRestaurants: 15, ActionMenu: 70, ActionHome: 10, ActionCheckout: 5}
 )
+
+// between returns a draw in [lo, hi) for seed, the stage and k.
+func between(seed int64, stage string, k int, lo, hi float64) float64 {
+	return lo + (hi-lo)*fooddelivery.Draw(seed, "gameday-"+stage, k)
+}
+
+// ms writes d for a fault rule, in whole milliseconds.
+func ms(d float64) string { return fmt.Sprintf("%dms", int(d)) }
+
+// rush is the healthy rush, then payment slow for 10 s (a gray failure:
+// every charge takes 300-750 ms or so, the seed sets how much).
+func rush(seed int64) []Phase {
+	fixed := between(seed, "rush", 0, 250, 400)
+	return []Phase{
+		{Name: "rush", For: 10 * time.Second},
+		{Name: "slow", For: 10 * time.Second, Faults: []string{"payment=latency,fixed=" + ms(fixed) + ",jitter=350ms"}},
+	}
+}
+
+// outage is payment flaky, then failing most charges (a brownout: the
+// seed sets 60-75%), then down for 10-20 s, then recovered.
+func outage(seed int64) []Phase {
+	brown := between(seed, "outage", 0, 0.6, 0.75)
+	down := time.Duration(between(seed, "outage", 1, 10, 20)) * time.Second
+	return []Phase{
+		{Name: "flaky", For: 12 * time.Second, Faults: []string{"payment:POST /charges=error,status=500,p=0.05,fixed=60ms,jitter=80ms"}},
+		{Name: "brownout", For: 12 * time.Second, Faults: []string{fmt.Sprintf("payment:POST /charges=error,status=503,p=%.2f,fixed=60ms,jitter=80ms", brown)}},
+		{Name: "down", For: down, Faults: []string{"payment:POST /charges=error,status=503,fixed=60ms,jitter=80ms"}},
+		{Name: "recovered", For: 12 * time.Second, Clear: []string{"payment:POST /charges"}},
+	}
+}
+
+// lossy is payment losing 30% of its answers, then a deploy: five
+// restarts of payment 2 s apart, each refusing connections for 200-400 ms
+// (the seed sets how long).
+func lossy(seed int64) []Phase {
+	out := []Phase{{Name: "lossy", For: 15 * time.Second, Faults: []string{"payment:POST /charges=lose,p=0.3,fixed=60ms,jitter=80ms"}}}
+	for k := range 5 {
+		down := time.Duration(between(seed, "lossy", k, 200, 400)) * time.Millisecond
+		clear := []string{"payment:POST /charges"}
+		if k > 0 {
+			clear = []string{"payment"}
+		}
+		out = append(out,
+			Phase{Name: "deploy", For: down, Clear: clear, Faults: []string{"payment=refuse"}},
+			Phase{Name: "deploy", For: 2*time.Second - down, Clear: []string{"payment"}})
+	}
+	return out
+}
 
 // incidents are what the combined stage draws from: each a set of rules
 // on distinct targets.
