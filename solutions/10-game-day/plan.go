@@ -20,7 +20,7 @@ func Plan() plan.Plan {
 			// Only the layer next to payment retries, within a budget.
 			Retries: plan.Retries{
 				Attempts:  3,
-				BaseDelay: 50 * time.Millisecond,
+				BaseDelay: 200 * time.Millisecond,
 				MaxDelay:  500 * time.Millisecond,
 				Budget:    &plan.RetryBudget{Ratio: 0.2, MinPerSecond: 1, Max: 10},
 			},
