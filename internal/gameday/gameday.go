@@ -181,12 +181,12 @@ func Play(p plan.Plan, s Stage, seed int64) (Result, error) {
 	if err := CheckPlan(p); err != nil {
 		return Result{}, err
 	}
-	// One P: goroutines woken at the same fake instant then run in
-	// nearly the same order run after run, so that a play is all but a
-	// function of the plan and the seed (the customers' request ids and
-	// the faults' draws are fixed by the seed too); what is left is two
-	// events due at one instant, a hedge's timer and an answer, say, which
-	// may go either way.
+	// One P: goroutines woken at the same fake instant then run in the
+	// same order run after run, so that a play is a function of the plan
+	// and the seed (the customers' request ids and the faults' draws are
+	// fixed by the seed too). Where two events fall due at one instant, a
+	// hedge's timer and an answer, the hedger takes the answer first
+	// (TestSamePlanSameSeedSameCard).
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	w := compose.Wire(compose.FromPlan(p, false), compose.Settings{Seed: seed, Plan: p, Logger: slog.New(slog.DiscardHandler)})
 	for name, limit := range Capacity {

@@ -20,16 +20,20 @@ import (
 // why says, per measure, what a miss usually means about a plan.
 var why = map[gameday.Measure]string{
 	gameday.BrowseAvailability:   "browsing failed: something the failing dependency held (a shared pool, the gateway's own slots) was taken from the requests that never touch it",
-	gameday.CheckoutAvailability: "checkouts failed that could have succeeded: a setting refuses, gives up or stays open too eagerly, or a failure nobody retried",
+	gameday.CheckoutAvailability: "checkouts failed that could have succeeded: a setting refuses, gives up or stays open too eagerly, a failure nobody retried, or retries sent so close together that they met the same failure",
 	gameday.TrackAvailability:    "order lookups failed while checkouts were in trouble",
-	gameday.CheckoutP99:          "customers waited for checkouts that were going to fail: something waits longer than the checkout's budget",
+	gameday.CheckoutP99:          "customers waited for checkouts that were going to fail: a payment timeout that leaves no room for a retry inside the gateway's 2 s, or something waiting longer than the checkout's budget",
 	gameday.BrowseP99:            "a slow replica's stalls reached the customers: nobody answered them from another replica",
 	gameday.FallbackShare:        "healthy requests were answered from a fallback: a compartment or a budget refused work the system could do (size compartments by Little's law: concurrency = arrival rate x latency)",
-	gameday.CallsPerCheckout:     "the failing payment was called again and again while down: retries multiplied across layers, or no breaker stopped the calls",
+	gameday.CallsPerCheckout:     "the failing payment was called again and again: retries multiplied across layers or without a budget, or a breaker that opens too late (or never) did not stop the calls",
 	gameday.Recovery:             "checkouts kept failing after payment had recovered: something kept refusing them (an open period longer than the outage?)",
 	gameday.DoubleCharges:        "a charge whose answer was lost was sent again and charged again: a retry without an idempotency key",
 	gameday.LetInWithoutAuth:     "requests got in although the auth service could not vouch for them: a security decision must fail closed",
 	gameday.ExtraMenuReads:       "hedges doubled the load on replicas that were all slow: hedging too early, or with too large a budget",
+	gameday.LateWork:             "the order service and payment went on working for customers who had already left: nothing told them the customer's deadline",
+	gameday.OrderSlots:           "the order service's slots were held by calls that were going to fail: a timeout longer than the work needs",
+	gameday.PaymentLoad:          "payment saw more charges at once than it can take: retries fired together or without a budget",
+	gameday.RetriesPerCharge:     "each charge was retried more often than a budget allows",
 }
 
 // playStage plays stage step with Plan() over the stage's seeds and

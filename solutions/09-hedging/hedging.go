@@ -97,9 +97,44 @@ func (h *Hedger) RoundTrip(req *http.Request) (*http.Response, error) {
 	defer timer.Stop()
 	out := 1
 	var firstErr error
+	// answer takes one attempt's result: done when RoundTrip returns it.
+	answer := func(a attempt) (resp *http.Response, err error, done bool) {
+		out--
+		if a.err != nil {
+			a.cancel()
+			if firstErr == nil {
+				firstErr = a.err
+			}
+			return nil, firstErr, out == 0
+		}
+		if h.Latencies != nil {
+			h.Latencies.Observe(time.Since(began))
+		}
+		for i, cancel := range cancels {
+			if i != a.n { // the loser: cancel it now, close whatever it returns
+				cancel()
+			}
+		}
+		if out > 0 {
+			go discard(results)
+		}
+		a.resp.Body = &cancelOnClose{ReadCloser: a.resp.Body, cancel: a.cancel}
+		return a.resp, nil, true
+	}
 	for {
 		select {
 		case <-timer.C:
+			// An answer due at the same instant as the timer wins: select
+			// picks among ready cases at random, so look for one first,
+			// and the same run gives the same hedges every time.
+			// Only the first attempt is out yet, so its answer ends
+			// RoundTrip either way.
+			select {
+			case a := <-results:
+				resp, err, _ := answer(a)
+				return resp, err
+			default:
+			}
 			if h.Budget == nil || h.Budget.TryHedge() {
 				hedge := req.Clone(req.Context())
 				hedge.URL.Host, hedge.Host = hedgeHost, hedgeHost
@@ -110,30 +145,9 @@ func (h *Hedger) RoundTrip(req *http.Request) (*http.Response, error) {
 				out++
 			}
 		case a := <-results:
-			out--
-			if a.err != nil {
-				a.cancel()
-				if firstErr == nil {
-					firstErr = a.err
-				}
-				if out == 0 {
-					return nil, firstErr
-				}
-				continue
+			if resp, err, done := answer(a); done {
+				return resp, err
 			}
-			if h.Latencies != nil {
-				h.Latencies.Observe(time.Since(began))
-			}
-			for i, cancel := range cancels {
-				if i != a.n { // the loser: cancel it now, close whatever it returns
-					cancel()
-				}
-			}
-			if out > 0 {
-				go discard(results)
-			}
-			a.resp.Body = &cancelOnClose{ReadCloser: a.resp.Body, cancel: a.cancel}
-			return a.resp, nil
 		}
 	}
 }

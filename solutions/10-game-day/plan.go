@@ -14,10 +14,14 @@ import (
 func Plan() plan.Plan {
 	return plan.Plan{
 		Payment: plan.Payment{
-			// Above payment's 700 ms tail, so a slow success is not cut,
-			// and well inside the gateway's 2 s checkout budget.
+			// Above payment's 700 ms tail and its slow days (up to 750
+			// ms), so a slow success is not cut; short enough that a hung
+			// charge leaves time for a retry in the gateway's 2 s.
 			Timeout: 1 * time.Second,
-			// Only the layer next to payment retries, within a budget.
+			// Only the layer next to payment retries, within a budget;
+			// the first retry drawn from 0-200 ms, the second from 0-400
+			// ms (full jitter), so most retries land after a 100-200 ms
+			// failover instead of inside it.
 			Retries: plan.Retries{
 				Attempts:  3,
 				BaseDelay: 200 * time.Millisecond,
