@@ -97,43 +97,15 @@ func (h *Hedger) RoundTrip(req *http.Request) (*http.Response, error) {
 	defer timer.Stop()
 	out := 1
 	var firstErr error
-	// answer takes one attempt's result: done when RoundTrip returns it.
-	answer := func(a attempt) (resp *http.Response, err error, done bool) {
-		out--
-		if a.err != nil {
-			a.cancel()
-			if firstErr == nil {
-				firstErr = a.err
-			}
-			return nil, firstErr, out == 0
-		}
-		if h.Latencies != nil {
-			h.Latencies.Observe(time.Since(began))
-		}
-		for i, cancel := range cancels {
-			if i != a.n { // the loser: cancel it now, close whatever it returns
-				cancel()
-			}
-		}
-		if out > 0 {
-			go discard(results)
-		}
-		a.resp.Body = &cancelOnClose{ReadCloser: a.resp.Body, cancel: a.cancel}
-		return a.resp, nil, true
-	}
 	for {
 		select {
 		case <-timer.C:
-			// An answer due at the same instant as the timer wins: select
-			// picks among ready cases at random, so look for one first,
-			// and the same run gives the same hedges every time.
-			// Only the first attempt is out yet, so its answer ends
-			// RoundTrip either way.
-			select {
-			case a := <-results:
-				resp, err, _ := answer(a)
-				return resp, err
-			default:
+			// An answer due at the same instant as the timer comes first:
+			// select picks among ready cases at random, so a waiting
+			// answer is taken on the next turn (the timer has fired and
+			// stays quiet), and a run sends the same hedges every time.
+			if len(results) > 0 {
+				continue
 			}
 			if h.Budget == nil || h.Budget.TryHedge() {
 				hedge := req.Clone(req.Context())
@@ -145,9 +117,30 @@ func (h *Hedger) RoundTrip(req *http.Request) (*http.Response, error) {
 				out++
 			}
 		case a := <-results:
-			if resp, err, done := answer(a); done {
-				return resp, err
+			out--
+			if a.err != nil {
+				a.cancel()
+				if firstErr == nil {
+					firstErr = a.err
+				}
+				if out == 0 {
+					return nil, firstErr
+				}
+				continue
 			}
+			if h.Latencies != nil {
+				h.Latencies.Observe(time.Since(began))
+			}
+			for i, cancel := range cancels {
+				if i != a.n { // the loser: cancel it now, close whatever it returns
+					cancel()
+				}
+			}
+			if out > 0 {
+				go discard(results)
+			}
+			a.resp.Body = &cancelOnClose{ReadCloser: a.resp.Body, cancel: a.cancel}
+			return a.resp, nil
 		}
 	}
 }
