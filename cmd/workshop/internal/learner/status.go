@@ -90,7 +90,7 @@ func printLabSummary(w io.Writer, o lab.Outcome, note string) {
 func printScore(w io.Writer, o lab.Outcome) {
 	p := o.Info.P
 	if s, ok := o.Score(); ok {
-		p.Fprintf(w, "      %s\n", s)
+		p.Fprintf(w, "      game day score %d of 100 (starter %d, reference %d; seed %d)\n", s.Yours, s.Starter, s.Reference, s.Seed)
 	}
 }
 
@@ -196,7 +196,7 @@ func Check(ctx context.Context, ws *repo.Workspace, arg string) error {
 	p.Fprintf(w, "Lab %s %s: %d of %d steps passed\n\n", l.Num(), l.Title(), o.Passed(), len(o.Steps))
 	PrintSteps(w, ws.Root, info, o)
 	if s, ok := o.Score(); ok {
-		p.Fprintf(w, "\nYour %s.\n", s)
+		p.Fprintf(w, "\nYour game day score: %d of 100 (starter %d, reference %d; seed %d).\n", s.Yours, s.Starter, s.Reference, s.Seed)
 	}
 	fmt.Fprintln(w)
 	if o.Done() && o.Pkg != nil && o.Pkg.Action == "pass" {
