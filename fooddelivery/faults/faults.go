@@ -408,7 +408,15 @@ func (in *Injector) Middleware(instance, route string, next http.Handler) http.H
 
 // serve applies the matching rule, if any, to one request.
 func (in *Injector) serve(instance, route string, next http.Handler, w http.ResponseWriter, r *http.Request) {
-	rl, key, n := in.match(instance, route, r.Header.Get(fooddelivery.HeaderRequestID))
+	id := r.Header.Get(fooddelivery.HeaderRequestID)
+	if id != "" && strings.Contains(route, "{") {
+		// One request may read several resources of one route at once
+		// (a home page's menus): each path draws on its own, so that
+		// which read gets which draw does not hang on the order in which
+		// they arrive.
+		id += "\x00" + r.URL.Path
+	}
+	rl, key, n := in.match(instance, route, id)
 	if rl == nil {
 		next.ServeHTTP(w, r)
 		return

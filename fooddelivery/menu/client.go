@@ -2,6 +2,7 @@ package menu
 
 import (
 	"context"
+	"hash/fnv"
 	"net/http"
 	"net/url"
 	"strings"
@@ -29,8 +30,9 @@ var (
 
 // NewClient returns a client that sends requests through httpClient (nil
 // means http.DefaultClient) to the replicas at baseURLs (for example
-// "http://menu-1", "http://menu-2"), taking them in turn: call n goes to
-// baseURLs[n % len(baseURLs)]. It panics without a base URL (a wiring
+// "http://menu-1", "http://menu-2"): a call that carries a request id
+// goes to the replica its id and path hash to, any other call to the
+// next replica in turn (call n to baseURLs[n % len(baseURLs)]). It panics without a base URL (a wiring
 // error).
 func NewClient(httpClient *http.Client, baseURLs ...string) *Client {
 	if len(baseURLs) == 0 {
@@ -46,14 +48,27 @@ func NewClient(httpClient *http.Client, baseURLs ...string) *Client {
 	return &Client{hc: httpClient, urls: urls}
 }
 
-// url returns the next replica's base URL followed by path.
-func (c *Client) url(path string) string {
-	n := c.next.Add(1) - 1
+// url returns a replica's base URL followed by path: for a call that
+// carries a request id (fooddelivery.RequestIDFrom), the replica the id
+// and the path hash to (FNV-1a), so that the reads one request fans out
+// at the same instant go where they go whatever order they start in;
+// for a call without one, the next replica in turn.
+func (c *Client) url(ctx context.Context, path string) string {
+	var n uint64
+	if id := fooddelivery.RequestIDFrom(ctx); id != "" {
+		h := fnv.New64a()
+		h.Write([]byte(id))
+		h.Write([]byte{0})
+		h.Write([]byte(path))
+		n = h.Sum64()
+	} else {
+		n = c.next.Add(1) - 1
+	}
 	return c.urls[n%uint64(len(c.urls))] + path
 }
 
 func (c *Client) get(ctx context.Context, path string, out any) error {
-	_, err := fooddelivery.CallJSON(ctx, c.hc, "menu", http.MethodGet, c.url(path), nil, nil, out)
+	_, err := fooddelivery.CallJSON(ctx, c.hc, "menu", http.MethodGet, c.url(ctx, path), nil, nil, out)
 	return err
 }
 
@@ -106,6 +121,6 @@ func (c *Client) SubmitReview(ctx context.Context, r fooddelivery.Review) (foodd
 		h = http.Header{fooddelivery.HeaderUser: {r.User}}
 	}
 	var out fooddelivery.Review
-	_, err := fooddelivery.CallJSON(ctx, c.hc, "menu", http.MethodPost, c.url("/reviews"), h, r, &out)
+	_, err := fooddelivery.CallJSON(ctx, c.hc, "menu", http.MethodPost, c.url(ctx, "/reviews"), h, r, &out)
 	return out, err
 }

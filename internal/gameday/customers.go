@@ -123,7 +123,10 @@ type customers struct {
 func (c *customers) run(ctx context.Context, rate int, mix Mix, until time.Duration, wg *sync.WaitGroup) {
 	every := time.Second / time.Duration(rate)
 	for n := int64(0); ; n++ {
-		at := time.Duration(n) * every
+		// Half an interval late: no customer arrives at the instant a
+		// phase begins (phases last whole milliseconds), where the new
+		// faults and the request would race.
+		at := every/2 + time.Duration(n)*every
 		if at >= until {
 			return
 		}

@@ -181,12 +181,14 @@ func Play(p plan.Plan, s Stage, seed int64) (Result, error) {
 	if err := CheckPlan(p); err != nil {
 		return Result{}, err
 	}
-	// One P: goroutines woken at the same fake instant then run in the
-	// same order run after run, so that a play is a function of the plan
-	// and the seed (the customers' request ids and the faults' draws are
-	// fixed by the seed too). Where two events fall due at one instant, a
-	// hedge's timer and an answer, the hedger takes the answer first
-	// (TestSamePlanSameSeedSameCard).
+	// A play is a function of the plan and the seed
+	// (TestSamePlanSameSeedSameCard): the customers' request ids and the
+	// faults' draws are fixed by the seed; one P runs the goroutines woken
+	// at one fake instant; and where their order could still tell (a
+	// preempted goroutine, a select with two cases ready), nothing hangs
+	// on it: customers arrive off the phases' boundaries, the hedger takes
+	// an answer due at its timer's instant first, and the reads a request
+	// fans out go to a replica and draw their faults by their path.
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	w := compose.Wire(compose.FromPlan(p, false), compose.Settings{Seed: seed, Plan: p, Logger: slog.New(slog.DiscardHandler)})
 	for name, limit := range Capacity {
