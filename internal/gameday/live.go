@@ -22,6 +22,13 @@ const LiveName = "game-day"
 // and the next begins.
 const Breather = Patience
 
+// Settle is how long the live game day plays normal load with no
+// incident before its first stage: what an earlier playing left on the
+// running system (calls still hung until their callers give up, a breaker
+// open until its period ends and a trial succeeds, a spent retry budget)
+// drains, so that a rerun starts as clean as the first run did.
+const Settle = 2 * Patience
+
 // Live plays the game day on a running system: its scenario (Scenario)
 // plays every stage's phases one after another, on the example seed,
 // through the scenario runner and the load generator, and Live judges
@@ -74,6 +81,7 @@ func PrepareLive(cfg *system.Config) *Live {
 	for name, limit := range Capacity {
 		cfg.Limits[name] = limit
 	}
+	cfg.TrackCallers = true
 	l := &Live{auth: watchAuth(cfg), cur: -1}
 	l.build()
 	return l
@@ -87,8 +95,8 @@ func (l *Live) Attach(sys *system.System, w *compose.Wiring) {
 	l.sys, l.w = sys, w
 }
 
-// build lays out the scenario's steps: the Normal faults, then each
-// stage's load and phases, a Breather after each.
+// build lays out the scenario's steps: the Normal faults and Settle at
+// normal load, then each stage's load and phases, a Breather after each.
 func (l *Live) build() {
 	add := func(at time.Duration, b boundary, st scenario.Step) {
 		st.At = at
@@ -99,7 +107,9 @@ func (l *Live) build() {
 	for _, spec := range Normal {
 		add(0, none, scenario.Step{Fault: spec, Note: "the platform's normal latencies"})
 	}
-	var at time.Duration
+	add(0, none, scenario.Step{Load: &scenario.Load{Rate: NormalRate, Mix: loadMix(normalMix)},
+		Note: fmt.Sprintf("settling for %v at normal load, no incident: what an earlier run left drains before stage 1", Settle)})
+	at := Settle
 	var on []string // the targets of the stage's faults still set
 	// clear removes the rule on target; a cleared Normal rule comes back.
 	clear := func(at time.Duration, target string) {
@@ -155,15 +165,15 @@ func loadMix(m Mix) loadgen.Mix {
 // Scenario is the live game day as a scenario for scenario.NewRunner,
 // named LiveName, with l following it.
 func (l *Live) Scenario() scenario.Scenario {
-	var length time.Duration
+	length := Settle
 	for _, s := range l.stages {
 		length += s.Length(ExampleSeed) + Breather
 	}
 	return scenario.Scenario{
 		Name: LiveName,
-		Description: fmt.Sprintf("Lab 10's game day, live: its %d stages one after another (%v with their breathers, on seed %d), "+
+		Description: fmt.Sprintf("Lab 10's game day, live: %v to settle, then its %d stages one after another (%v in all with their breathers, on seed %d), "+
 			"each judged on its SLOs when it is over; the dashboard shows the incident playing and the score card as it fills. "+
-			"Needs -plan: the platform runs with the game day's capacity.", len(l.stages), length, ExampleSeed),
+			"Needs -plan: the platform runs with the game day's capacity.", Settle, len(l.stages), length, ExampleSeed),
 		Steps:  append([]scenario.Step(nil), l.steps...),
 		Follow: l,
 	}

@@ -19,8 +19,10 @@ import (
 
 // playLive plays the live game day on a system built from p, as
 // cmd/fooddelivery -plan does, at scale (the runner's), in fake time, and
-// returns the report at its end.
-func playLive(t *testing.T, p plan.Plan, scale float64) LiveReport {
+// returns the report at its end. With stopIn set, it first plays the game
+// day until stopAfter (fake, scaled) into that stage, stops it there, and
+// starts it again: the report is the rerun's.
+func playLive(t *testing.T, p plan.Plan, scale float64, stopIn string, stopAfter time.Duration) LiveReport {
 	t.Helper()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // as the lab's rig: one P under the race detector
 	var report LiveReport
@@ -47,6 +49,19 @@ func playLive(t *testing.T, p plan.Plan, scale float64) LiveReport {
 		}
 		if err := runner.Start(LiveName); err != nil {
 			t.Fatal(err)
+		}
+		if stopIn != "" {
+			for r := runner.Status().Report.(LiveReport); r.Stage != stopIn; r = runner.Status().Report.(LiveReport) {
+				time.Sleep(time.Second)
+			}
+			time.Sleep(stopAfter)
+			runner.Stop()
+			if err := runner.Start(LiveName); err != nil {
+				t.Fatal(err)
+			}
+			if r := runner.Status().Report.(LiveReport); len(r.Judged) != 0 || r.Stage != "" {
+				t.Errorf("the rerun's report starts with %d stages judged, stage %q playing; want none", len(r.Judged), r.Stage)
+			}
 		}
 		mid := false
 		for runner.Status().State == scenario.StateRunning {
@@ -82,7 +97,7 @@ func TestLiveGameDayJudgesEveryStageAsItEnds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays the game day twice in fake time")
 	}
-	ref := playLive(t, reference.Plan(), 0.25)
+	ref := playLive(t, reference.Plan(), 0.25, "", 0)
 	var names []string
 	for i, s := range ref.Judged {
 		names = append(names, s.Name)
@@ -105,7 +120,7 @@ func TestLiveGameDayJudgesEveryStageAsItEnds(t *testing.T) {
 	bad := reference.Plan()
 	bad.Gateway.AuthFailOpen = true
 	bad.IdempotencyKeys = false
-	worse := playLive(t, bad, 0.25)
+	worse := playLive(t, bad, 0.25, "", 0)
 	figure := func(r LiveReport, stage, slo string) (string, bool) {
 		for _, s := range r.Judged {
 			for _, o := range s.SLOs {
@@ -130,5 +145,25 @@ func TestLiveGameDayJudgesEveryStageAsItEnds(t *testing.T) {
 	}
 	if worse.Score >= ref.Score {
 		t.Errorf("the plan that fails open without keys scores %.1f live, the reference %.1f; want it lower", worse.Score, ref.Score)
+	}
+}
+
+// TestLiveGameDayRerunStartsClean stops the live game day in the
+// outage's down phase (9 s at scale 0.25 is 36 s of the stage), with
+// payment failing every charge and the breaker open, and
+// starts it again on the same system: the rerun settles first, so its
+// rush meets every SLO, as a first run's does.
+func TestLiveGameDayRerunStartsClean(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays the game day in fake time")
+	}
+	r := playLive(t, reference.Plan(), 0.25, "outage", 9*time.Second)
+	if len(r.Judged) != len(Stages) {
+		t.Fatalf("the rerun judged %d stages, want %d", len(r.Judged), len(Stages))
+	}
+	rush := r.Judged[0]
+	if rush.Met != rush.Of {
+		t.Errorf("the rerun's rush, on the system the stopped run left: %d of %d SLOs met (%+v); want all, as on a fresh system: Settle (%v) lets what the outage left drain",
+			rush.Met, rush.Of, rush.SLOs, Settle)
 	}
 }
