@@ -101,11 +101,12 @@ func (h *Hedger) RoundTrip(req *http.Request) (*http.Response, error) {
 		select {
 		case <-timer.C:
 			// An answer due at the same instant as the timer comes first:
-			// select picks among ready cases at random, so a waiting
-			// answer is taken on the next turn (the timer has fired and
-			// stays quiet), and a run sends the same hedges every time.
+			// select picks among ready cases at random, so with an answer
+			// waiting no hedge is sent and the next turn takes it (the
+			// timer has fired and stays quiet): a run sends the same
+			// hedges every time.
 			if len(results) > 0 {
-				continue
+				break // out of the select, not the loop
 			}
 			if h.Budget == nil || h.Budget.TryHedge() {
 				hedge := req.Clone(req.Context())
