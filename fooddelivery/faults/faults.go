@@ -513,7 +513,14 @@ func (in *Injector) syncConnect() {
 			want[k.service] = r.fault.Connect
 		}
 	}
-	for name := range in.instances {
+	// The instances a service's rule reaches: those seen serving here,
+	// and those SetRoutes named (in a process that runs one instance,
+	// cmd/fooddelivery -processes, the others are dialled, never seen).
+	names := maps.Clone(in.instances)
+	for name := range in.routes {
+		names[name] = true
+	}
+	for name := range names {
 		if _, own := want[name]; own {
 			continue
 		}

@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -62,6 +63,7 @@ type Network struct {
 	mu        sync.Mutex
 	listeners map[string]*listener // in memory
 	tcp       map[string]net.Listener
+	remote    map[string]string // service name -> TCP address of a service in another process
 	faults    map[string]ConnectFault
 	conns     map[*conn]struct{}
 	closed    bool
@@ -73,6 +75,7 @@ func New() *Network {
 	return &Network{
 		listeners: map[string]*listener{},
 		tcp:       map[string]net.Listener{},
+		remote:    map[string]string{},
 		faults:    map[string]ConnectFault{},
 		conns:     map[*conn]struct{}{},
 		done:      make(chan struct{}),
@@ -149,15 +152,51 @@ func (n *Network) ListenAddr(name, addr string) (net.Listener, error) {
 	return l, nil
 }
 
-// TCPAddr returns the TCP address a loopback network bound for name, or ""
-// (always "" on an in-memory network).
+// TCPAddr returns the TCP address a loopback network bound for name, or
+// the address SetRemote gave it, or "" (always "" on an in-memory
+// network).
 func (n *Network) TCPAddr(name string) string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if l, ok := n.tcp[hostOf(name)]; ok {
 		return l.Addr().String()
 	}
-	return ""
+	return n.remote[hostOf(name)]
+}
+
+// SetRemote makes dials to the service name go to addr, a TCP host:port
+// where the service listens in another process (cmd/fooddelivery
+// -processes runs one service per process). It works on a loopback
+// network only, and addr's host must be a loopback address, "localhost",
+// or, when allowHost says so, another host name (a container's name on a
+// compose network). It fails for a name that this network listens on
+// itself, and for a malformed addr. Connect faults apply to the name as
+// they do to a local listener.
+func (n *Network) SetRemote(name, addr string, allowHost func(host string) bool) error {
+	name = hostOf(name)
+	if name == "" {
+		return errors.New("memnet: remote: empty service name")
+	}
+	if !n.loopback {
+		return fmt.Errorf("memnet: remote %q: an in-memory network has no remote services", name)
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("memnet: remote %q at %q: want host:port (%v)", name, addr, err)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("memnet: remote %q at %q: the port must be a number from 1 to 65535", name, addr)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) && (ip != nil || allowHost == nil || !allowHost(host)) {
+		return fmt.Errorf("memnet: remote %q at %q: only loopback addresses are allowed", name, addr)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, ok := n.tcp[name]; ok {
+		return fmt.Errorf("memnet: remote %q: this network listens as %q itself", name, name)
+	}
+	n.remote[name] = addr
+	return nil
 }
 
 // SetConnectFault makes dials to the service name behave as f from now on
@@ -226,7 +265,9 @@ func (d *Dialer) Dial(network, address string) (net.Conn, error) {
 	return d.DialContext(context.Background(), network, address)
 }
 
-// DialContext connects to the service named by address's host. Errors are
+// DialContext connects to the service named by address's host; on a
+// loopback network, a host that is a loopback IP address is dialled as it
+// is. Errors are
 // *net.OpError values like those of net.Dialer: a timeout satisfies
 // net.Error's Timeout() and wraps os.ErrDeadlineExceeded; a refused connect
 // wraps syscall.ECONNREFUSED; an unknown name wraps a *net.DNSError; a
@@ -249,6 +290,7 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 	closed, fault := n.closed, n.faults[name]
 	l := n.listeners[name]
 	tl := n.tcp[name]
+	remote := n.remote[name]
 	n.mu.Unlock()
 	if closed {
 		return nil, opErr(address, net.ErrClosed)
@@ -265,6 +307,16 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 		}
 	}
 	if n.loopback {
+		if ip := net.ParseIP(name); tl == nil && ip != nil && ip.IsLoopback() {
+			// A loopback address, not a service name (the gateway's URL
+			// on a loopback network): dialled as it is.
+			var nd net.Dialer
+			return nd.DialContext(ctx, "tcp", address)
+		}
+		if tl == nil && remote != "" {
+			var nd net.Dialer
+			return nd.DialContext(ctx, "tcp", remote)
+		}
 		if tl == nil {
 			return nil, opErr(address, &net.DNSError{Err: "no such service", Name: name, IsNotFound: true})
 		}

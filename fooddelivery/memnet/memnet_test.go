@@ -172,3 +172,42 @@ func TestLoopback(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, "hello from menu-1", string(body))
 }
+
+// A service in another process is dialled by name once SetRemote says
+// where it listens; the address must be loopback unless the caller allows
+// the host, and connect faults still apply to the name.
+func TestRemote(t *testing.T) {
+	other := memnet.NewLoopback() // the other process
+	defer other.Close()
+	srv := serveHello(t, other, "payment")
+	defer srv.Close()
+
+	n := memnet.NewLoopback()
+	defer n.Close()
+	require.NoError(t, n.SetRemote("payment", other.TCPAddr("payment"), nil))
+	assert.Equal(t, other.TCPAddr("payment"), n.TCPAddr("payment"), "TCPAddr gives a remote's address too")
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: (&memnet.Dialer{Network: n, Timeout: 5 * time.Second}).Transport()}
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Get("http://payment/charges")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, "hello from payment", string(body))
+
+	n.SetConnectFault("payment", memnet.Refused)
+	_, err = (&memnet.Dialer{Network: n}).Dial("tcp", "payment:80")
+	assert.ErrorIs(t, err, syscall.ECONNREFUSED, "a connect fault applies to a remote name")
+	n.SetConnectFault("payment", memnet.Normal)
+
+	for _, addr := range []string{"10.0.0.5:80", "payment", "127.0.0.1:0", "127.0.0.1:http", "db.example:80"} {
+		assert.Error(t, n.SetRemote("x", addr, nil), "address %q is refused", addr)
+	}
+	assert.NoError(t, n.SetRemote("order", "order:8080", func(host string) bool { return host == "order" }),
+		"a host the caller allows (a container's name) is accepted")
+	assert.Error(t, n.SetRemote("order", "10.0.0.5:8080", func(string) bool { return true }), "an IP that is not loopback never is")
+	assert.Error(t, memnet.New().SetRemote("payment", "127.0.0.1:80", nil), "an in-memory network has no remotes")
+	l, err := n.Listen("menu-1")
+	require.NoError(t, err)
+	defer l.Close()
+	assert.Error(t, n.SetRemote("menu-1", "127.0.0.1:80", nil), "a name this network listens on cannot be remote")
+}

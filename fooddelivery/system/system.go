@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -71,6 +72,18 @@ type Config struct {
 	// network (for example "127.0.0.1:8080"). Empty means a free port.
 	// Ignored in memory.
 	GatewayAddr string
+	// Only, when set, names the one instance this process runs
+	// ("payment", "menu-2"): Start builds and serves that instance alone,
+	// and its clients dial every other instance through Network, which
+	// must know where each listens (memnet.Network.SetRemote).
+	// cmd/fooddelivery -processes runs one process per instance this way.
+	// Fault rules are still checked against the routes of the whole
+	// system. Empty means every instance, in this process.
+	Only string
+	// OnlyAddr is the TCP address Only's instance binds (for example
+	// "127.0.0.1:9101"); empty means a free port, or GatewayAddr when Only
+	// is "gateway".
+	OnlyAddr string
 	// MenuReplicas is the number of menu service instances ("menu-1",
 	// ...). Zero means 3.
 	MenuReplicas int
@@ -387,13 +400,33 @@ func (s *System) start(cfg Config, replicas int) error {
 		}})
 	}
 	routes := map[string][]string{}
+	if cfg.Only != "" {
+		names := make([]string, 0, len(services))
+		for _, svc := range services {
+			names = append(names, svc.name)
+		}
+		if !slices.Contains(names, cfg.Only) {
+			slices.Sort(names)
+			return fmt.Errorf("system: no instance %q to run alone; the instances are %s", cfg.Only, strings.Join(names, ", "))
+		}
+		all, err := Routes(replicas)
+		if err != nil {
+			return err
+		}
+		routes = all
+	}
 	for _, svc := range services {
+		if cfg.Only != "" && svc.name != cfg.Only {
+			continue
+		}
 		in, err := instance(svc.name, svc.kind)
 		if err != nil {
 			return err
 		}
 		var l net.Listener
-		if svc.name == "gateway" && cfg.GatewayAddr != "" {
+		if svc.name == cfg.Only && cfg.OnlyAddr != "" {
+			l, err = s.Network.ListenAddr(svc.name, cfg.OnlyAddr)
+		} else if svc.name == "gateway" && cfg.GatewayAddr != "" {
 			l, err = s.Network.ListenAddr(svc.name, cfg.GatewayAddr)
 		} else {
 			l, err = s.Network.Listen(svc.name)
@@ -420,6 +453,20 @@ func (s *System) start(cfg Config, replicas int) error {
 	s.outside = client()
 	s.outside.Transport = s.Callers.Track(s.outside.Transport)
 	return nil
+}
+
+// Routes returns the routes every instance of a system with the given
+// number of menu replicas serves, by instance name ({"payment": {"GET
+// /charges", "POST /charges"}, ...}): what a process that runs one
+// instance (Config.Only) checks fault rules against. It starts a plain
+// system in memory to read them, and stops it.
+func Routes(menuReplicas int) (map[string][]string, error) {
+	s, err := Start(Config{MenuReplicas: menuReplicas})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.Faults.Routes(), nil
 }
 
 // Close stops every server, closes every client's idle connections and
