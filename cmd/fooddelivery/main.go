@@ -8,6 +8,7 @@
 //	                                                       the same, with lab 01's reference payment client (2s timeout)
 //	go run ./cmd/fooddelivery -lab all=solution -fast      every lab's solution at its integration point
 //	go run ./cmd/workshop live 05                          your labs/05-breaker code (built with -tags learner05)
+//	go run ./cmd/fooddelivery -processes                   the same system, each service its own OS process
 //
 // Each lab plugs into the system at its integration point with -lab
 // NN=off|naive|solution|learner; labs.go holds the table of what each
@@ -39,6 +40,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/memnet"
 	gameplan "github.com/gophereats/resilience/fooddelivery/plan"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
+	"github.com/gophereats/resilience/fooddelivery/supervisor"
 	"github.com/gophereats/resilience/fooddelivery/system"
 	"github.com/gophereats/resilience/internal/compose"
 	"github.com/gophereats/resilience/internal/gameday"
@@ -86,6 +88,20 @@ Flags:
                     learner is your labs/10-game-day plan, which go run ./cmd/workshop live 10 builds in;
                     the platform then has the game day's fixed capacity, and -scenario game-day plays
                     its stages one after another, the dashboard filling its score card
+  -processes        run every service as its own OS process, on its own loopback port: the same
+                    program with -service for each; every other flag is passed on to each child.
+                    The parent prints each child's address and pid and relays its output, restarts
+                    a child that exits after %v (it gives up on one that ends %d times in a row
+                    before it listens, or at once on bad arguments), and stops them all on Ctrl-C
+                    or SIGTERM; a child whose parent is gone, even by kill -9, exits by itself.
+                    Fault rules live in the gateway's process; the others copy them from its
+                    admin API every %v. The dashboard and /metrics show what the gateway's
+                    process counts, and each process keeps its own state in memory
+  -service name     run one instance alone, listening on -addr (default a free port; the
+                    gateway's stays 127.0.0.1:8080); one of
+                    %s
+  -peer name=addr   with -service: where another instance listens, loopback only; repeatable
+  -supervised       exit when standard input closes (-processes gives it to its children)
 
 While it runs, the gateway's address also serves the JSON admin API under /admin/
 (faults, load, scenarios, lab 07's game day, the change log; GET /admin/ lists the
@@ -165,6 +181,14 @@ type options struct {
 	gamePlan gameplan.Plan
 	load     int
 	scenario string
+	// processes runs every instance as its own process (-processes);
+	// service runs one instance alone (-service), its peers at the
+	// addresses in peers (-peer); supervised makes it exit when its
+	// standard input closes (-supervised, which -processes passes).
+	processes  bool
+	service    string
+	peers      map[string]string
+	supervised bool
 }
 
 // faultSpecs collects the repeatable -fault flag. The specs are parsed after
@@ -189,16 +213,36 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, usage, system.DefaultLimits["order"],
 			gameplan.Labs(true).Payment.Breaker.OpenFor, gameplan.Labs(false).Payment.Breaker.OpenFor,
 			compose.FastDispatchVisibility, compose.DispatchVisibility, loadgen.MaxRate, strings.Join(scenarioNames(), ", "),
-			strings.Join(planNames(), ", "), usageTable())
+			strings.Join(planNames(), ", "),
+			supervisor.DefaultRestartDelay, supervisor.DefaultMaxStartupCrashes+1, mirrorEvery, strings.Join(instanceNames(), ", "),
+			usageTable())
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 
+	if opts.processes {
+		return runProcesses(ctx, args, opts, stdout)
+	}
+	if opts.supervised {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		supervisor.WatchParent(cancel)
+	}
+
 	w := opts.wire(nil)
 	w.Cfg.Network = memnet.NewLoopback()
 	w.Cfg.GatewayAddr = opts.addr
+	if opts.service != "" {
+		w.Cfg.Only, w.Cfg.OnlyAddr = opts.service, opts.addr
+		for name, addr := range opts.peers {
+			if err := w.Cfg.Network.SetRemote(name, addr, nil); err != nil {
+				return &usageError{fmt.Errorf("-peer %s=%s: %w", name, addr, err)}
+			}
+		}
+	}
 	w.Cfg.Limits["order"] = opts.orderLimit
 	w.Cfg.OrderIDPrefix = runPrefix(time.Now())
 	var live *gameday.Live
@@ -213,6 +257,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if opts.fast {
 		scale = 0.1
 	}
+	if opts.service != "" && opts.service != "gateway" {
+		err := serveOne(ctx, sys, opts, stdout, stderr)
+		sys.Close()
+		return err
+	}
 	if live != nil {
 		live.Attach(sys, w)
 	}
@@ -225,7 +274,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return err
 	}
-	fmt.Fprint(stdout, banner(sys.GatewayURL(), opts))
+	if opts.service == "" {
+		fmt.Fprint(stdout, banner(sys.GatewayURL(), opts))
+	} else {
+		fmt.Fprintf(stdout, "gateway listening on %s (pid %d): GraphQL at %s, admin API at %s/admin/\n",
+			sys.Network.TCPAddr("gateway"), os.Getpid(), sys.GatewayURL(), strings.TrimSuffix(sys.GatewayURL(), "/graphql"))
+	}
 
 	<-ctx.Done()
 	c.stop()
@@ -253,6 +307,11 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&opts.load, "load", 0, "")
 	fs.StringVar(&opts.scenario, "scenario", "", "")
 	fs.StringVar(&opts.game, "plan", "", "")
+	var peers peerFlags
+	fs.BoolVar(&opts.processes, "processes", false, "")
+	fs.StringVar(&opts.service, "service", "", "")
+	fs.Var(&peers, "peer", "")
+	fs.BoolVar(&opts.supervised, "supervised", false, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return options{}, err
@@ -262,8 +321,31 @@ func parseFlags(args []string) (options, error) {
 	if fs.NArg() > 0 {
 		return options{}, usagef("unexpected argument %q: every setting is a flag", fs.Arg(0))
 	}
+	addrSet := false
+	fs.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })
+	if opts.service != "" && opts.service != "gateway" && !addrSet {
+		opts.addr = "127.0.0.1:0"
+	}
 	if err := checkLoopback(opts.addr); err != nil {
 		return options{}, err
+	}
+	if opts.service != "" && !slices.Contains(instanceNames(), opts.service) {
+		return options{}, usagef("-service %s: the system has no instance %s; instances are %s",
+			fooddelivery.Quote(opts.service), fooddelivery.Quote(opts.service), strings.Join(instanceNames(), ", "))
+	}
+	if opts.processes && opts.service != "" {
+		return options{}, usagef("-processes and -service %s: -processes starts every service as its own process (each with -service); give one of the two", opts.service)
+	}
+	if len(peers) > 0 && opts.service == "" {
+		return options{}, usagef("-peer says where another process's service listens, for a process that runs one service: add -service NAME")
+	}
+	peerAddrs, err := parsePeers(peers)
+	if err != nil {
+		return options{}, err
+	}
+	opts.peers = peerAddrs
+	if _, self := opts.peers[opts.service]; self {
+		return options{}, usagef("-peer %s=%s: that is this process's own service (-service %s listens on -addr)", opts.service, opts.peers[opts.service], opts.service)
 	}
 	if opts.orderLimit < 0 {
 		return options{}, usagef("-order-limit %d: the limit must be 0 (unlimited) or more", opts.orderLimit)

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/supervisor"
+	"github.com/gophereats/resilience/fooddelivery/system"
+)
+
+// peerFlags collects the repeatable -peer name=host:port flag.
+type peerFlags []string
+
+func (p *peerFlags) String() string { return strings.Join(*p, " ") }
+
+func (p *peerFlags) Set(spec string) error {
+	*p = append(*p, spec)
+	return nil
+}
+
+// parsePeers reads -peer flags into addresses by instance name.
+func parsePeers(specs []string) (map[string]string, error) {
+	peers := map[string]string{}
+	for _, spec := range specs {
+		name, addr, ok := strings.Cut(spec, "=")
+		if !ok || name == "" || addr == "" {
+			return nil, usagef("-peer %q: want name=host:port, for example -peer payment=127.0.0.1:9104", spec)
+		}
+		if !knownService(name) || name == "menu" {
+			return nil, usagef("-peer %s: the system has no instance %q; instances are %s", spec, name, strings.Join(instanceNames(), ", "))
+		}
+		if _, dup := peers[name]; dup {
+			return nil, usagef("-peer %s: %s already has an address (%s)", spec, name, peers[name])
+		}
+		if err := memnet.NewLoopback().SetRemote(name, addr, nil); err != nil {
+			return nil, usagef("-peer %s: %v", spec, err)
+		}
+		peers[name] = addr
+	}
+	return peers, nil
+}
+
+// instanceNames lists every instance a process may run with -service.
+func instanceNames() []string {
+	return slices.DeleteFunc(serviceNames(), func(n string) bool { return n == "menu" })
+}
+
+// serveOne is run for -service NAME: the one instance, on opts.addr, its
+// peers found through -peer. Every instance but the gateway mirrors the
+// fault rules of the gateway's admin API (where -fault, the dashboard
+// and the scenarios put them), so a rule reaches the process it is about,
+// and the connect faults reach the processes that dial.
+func serveOne(ctx context.Context, sys *system.System, opts options, stdout, stderr io.Writer) error {
+	for _, r := range opts.faults {
+		if err := sys.Faults.Set(r.Service, r.Route, r.Fault); err != nil {
+			return &usageError{fmt.Errorf("-fault %s: %w", r, err)}
+		}
+	}
+	fmt.Fprintf(stdout, "%s listening on %s (pid %d)\n", opts.service, sys.Network.TCPAddr(opts.service), os.Getpid())
+	if gw, ok := opts.peers["gateway"]; ok {
+		go mirrorFaults(ctx, sys.Faults, "http://"+gw+"/admin/faults", stderr)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// mirrorEvery is how often a process of -processes reads the gateway's
+// fault rules.
+const mirrorEvery = 200 * time.Millisecond
+
+// mirrorFaults keeps in's rules the same as those url lists (GET
+// /admin/faults), until ctx is done. While the gateway is down the rules
+// stay as they were.
+func mirrorFaults(ctx context.Context, in *faults.Injector, url string, stderr io.Writer) {
+	hc := &http.Client{Timeout: 2 * time.Second}
+	defer hc.CloseIdleConnections()
+	complained := map[string]bool{}
+	t := time.NewTicker(mirrorEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		specs, err := readRules(ctx, hc, url)
+		if err != nil {
+			continue
+		}
+		want := map[[2]string]faults.Rule{}
+		for _, spec := range specs {
+			r, err := faults.Parse(spec)
+			if err != nil {
+				if !complained[spec] {
+					complained[spec] = true
+					fmt.Fprintf(stderr, "fault rule %q from the gateway: %v\n", spec, err)
+				}
+				continue
+			}
+			want[[2]string{r.Service, r.Route}] = r
+		}
+		have := map[[2]string]string{}
+		for _, r := range in.List() {
+			k := [2]string{r.Service, r.Route}
+			have[k] = r.String()
+			if _, ok := want[k]; !ok {
+				in.Remove(r.Service, r.Route)
+			}
+		}
+		for k, r := range want {
+			if have[k] == r.String() {
+				continue
+			}
+			if err := in.Set(r.Service, r.Route, r.Fault); err != nil && !complained[r.String()] {
+				complained[r.String()] = true
+				fmt.Fprintf(stderr, "fault rule %q from the gateway: %v\n", r, err)
+			}
+		}
+	}
+}
+
+func readRules(ctx context.Context, hc *http.Client, url string) ([]string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	var body struct {
+		Rules []struct {
+			Spec string `json:"spec"`
+		} `json:"rules"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil {
+		return nil, err
+	}
+	specs := make([]string, len(body.Rules))
+	for i, r := range body.Rules {
+		specs[i] = r.Spec
+	}
+	return specs, nil
+}
+
+// runProcesses is run for -processes: every instance as a child process
+// of this one (the same executable with -service), supervised until ctx
+// is done. args are the command line, passed on to every child.
+func runProcesses(ctx context.Context, args []string, opts options, stdout io.Writer) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("-processes: finding this program to start its children: %w", err)
+	}
+	names := instanceNames()
+	addrs := map[string]string{}
+	for _, name := range names {
+		addr := "127.0.0.1:0"
+		if name == "gateway" {
+			addr = opts.addr
+		}
+		if addrs[name], err = freePort(addr); err != nil {
+			return fmt.Errorf("-processes: an address for %s: %w", name, err)
+		}
+	}
+	var children []supervisor.Child
+	for _, name := range names {
+		a := append(withoutProcesses(args), "-service", name, "-addr", addrs[name], "-supervised")
+		for _, peer := range names {
+			if peer != name {
+				a = append(a, "-peer", peer+"="+addrs[peer])
+			}
+		}
+		children = append(children, supervisor.Child{Name: name, Args: a, Addr: addrs[name]})
+	}
+	start := time.Now()
+	sup, err := supervisor.Start(ctx, supervisor.Config{Path: exe, Children: children, Out: stdout})
+	if err != nil {
+		return fmt.Errorf("-processes: %w", err)
+	}
+	url := "http://" + addrs["gateway"] + "/graphql"
+	fmt.Fprint(stdout, processTable(names, addrs, sup.PIDs(), time.Since(start)))
+	fmt.Fprint(stdout, banner(url, opts))
+	<-ctx.Done()
+	sup.Stop()
+	fmt.Fprintln(stdout, "stopped")
+	return nil
+}
+
+// processTable lists each child process: its instance, address and pid.
+func processTable(names []string, addrs map[string]string, pids map[string]int, took time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "one process per service (-processes), all up in %.1fs; a child that dies is restarted after %v:\n",
+		took.Seconds(), supervisor.DefaultRestartDelay)
+	for _, name := range names {
+		fmt.Fprintf(&b, "  %-8s %-21s pid %d\n", name, addrs[name], pids[name])
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// freePort returns addr, or for port 0 a free port on addr's host, found
+// by listening on it and closing it again (another program could take it
+// before the child binds it; the child then fails at start and says so).
+func freePort(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", err
+	}
+	if port != "0" {
+		return addr, nil
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// withoutProcesses returns args without the -processes flag, in any of
+// its spellings.
+func withoutProcesses(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			out = append(out, a)
+			continue
+		}
+		switch strings.TrimLeft(a, "-") {
+		case "processes", "processes=true", "processes=1", "processes=t", "processes=TRUE", "processes=True", "processes=T":
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}

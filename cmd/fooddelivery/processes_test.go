@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gophereats/resilience/fooddelivery/system"
+)
+
+// processes is a run of the built command with -processes.
+type processes struct {
+	cmd    *exec.Cmd
+	out    *syncBuffer
+	url    string
+	addrs  map[string]string
+	client *http.Client
+}
+
+// buildCommand builds cmd/fooddelivery once per test into a temporary
+// directory: -processes starts its children from its own executable,
+// which a test binary is not.
+func buildCommand(t *testing.T) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not on the PATH, so the program cannot be built for its processes")
+	}
+	exe := filepath.Join(t.TempDir(), "fooddelivery")
+	if runtime.GOOS == "windows" {
+		exe += ".exe"
+	}
+	out, err := exec.Command(goTool, "build", "-o", exe, ".").CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	return exe
+}
+
+var processLine = regexp.MustCompile(`(?m)^  (\S+)\s+(127\.0\.0\.1:\d+)\s+pid (\d+)$`)
+
+// startProcesses runs the built program with -processes and args, and
+// waits for its table of processes and its banner.
+func startProcesses(t *testing.T, exe string, args ...string) *processes {
+	t.Helper()
+	p := &processes{out: &syncBuffer{}, addrs: map[string]string{}, client: &http.Client{Timeout: 20 * time.Second}}
+	p.cmd = exec.Command(exe, append([]string{"-processes", "-addr", "127.0.0.1:0"}, args...)...)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	require.NoError(t, p.cmd.Start())
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+		p.client.CloseIdleConnections()
+		for name, addr := range p.addrs {
+			if answers(addr) {
+				// The children exit once the parent is gone; a slow
+				// machine may take a moment.
+				waitFor(t, name+" to exit after the parent", func() bool { return !answers(addr) })
+			}
+		}
+	})
+	waitFor(t, "the banner of -processes", func() bool { return strings.Contains(p.out.String(), "Press Ctrl-C to stop.") })
+	for _, m := range processLine.FindAllStringSubmatch(p.out.String(), -1) {
+		p.addrs[m[1]] = m[2]
+	}
+	require.Len(t, p.addrs, 8, "one process per instance in the table:\n%s", p.out)
+	p.url = "http://" + p.addrs["gateway"] + "/graphql"
+	return p
+}
+
+// pids are the children's latest pids, as each says when it starts
+// ("payment | payment listening on ... (pid N)").
+func (p *processes) pids() map[string]int {
+	pids := map[string]int{}
+	re := regexp.MustCompile(`(?m)^(\S+) \| \S+ listening on \S+ \(pid (\d+)\)`)
+	for _, m := range re.FindAllStringSubmatch(p.out.String(), -1) {
+		pids[m[1]], _ = strconv.Atoi(m[2])
+	}
+	return pids
+}
+
+// checkout places an order through the gateway; it returns the order's
+// status, or what went wrong.
+func (p *processes) checkout() string {
+	body, _ := json.Marshal(map[string]any{"query": placeOrder, "variables": orderInput()})
+	req, _ := http.NewRequest(http.MethodPost, p.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+system.SampleToken)
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Data struct {
+			PlaceOrder struct{ Status string } `json:"placeOrder"`
+		} `json:"data"`
+		Errors []struct{ Message string } `json:"errors"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return fmt.Sprintf("HTTP %d: %v", resp.StatusCode, err)
+	}
+	if len(out.Errors) > 0 {
+		return out.Errors[0].Message
+	}
+	return out.Data.PlaceOrder.Status
+}
+
+func answers(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err == nil {
+		c.Close()
+	}
+	return err == nil
+}
+
+// waitFor polls cond every 50 ms for up to 60 s of real time: these tests
+// run real processes, and a slow machine must not fail them.
+func waitFor(t *testing.T, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > time.Minute {
+			t.Fatalf("after 60 s still waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// -processes runs every instance as its own process: a checkout crosses
+// them, each killed with SIGKILL in turn comes back and checkouts succeed
+// again, a fault set on the gateway's admin API reaches payment's
+// process, and SIGTERM leaves no child behind.
+func TestProcessesServeAndSurviveKills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts nine processes")
+	}
+	p := startProcesses(t, buildCommand(t))
+	require.Equal(t, "PLACED", p.checkout(), "a checkout crosses gateway, auth, menu, order, payment and courier processes")
+	pids := p.pids()
+	require.Len(t, pids, 8, "every child said its pid:\n%s", p.out)
+	seen := map[int]bool{p.cmd.Process.Pid: true}
+	for name, pid := range pids {
+		assert.False(t, seen[pid], "%s has a process of its own (pid %d)", name, pid)
+		seen[pid] = true
+	}
+
+	for _, name := range []string{"payment", "order", "auth", "courier", "menu-2", "gateway"} {
+		old := p.pids()[name]
+		proc, err := os.FindProcess(old)
+		require.NoError(t, err)
+		require.NoError(t, proc.Kill(), "kill -9 %s (pid %d)", name, old)
+		took := waitFor(t, name+" to come back and checkouts to succeed", func() bool {
+			return p.pids()[name] != old && p.checkout() == "PLACED"
+		})
+		t.Logf("%s killed: checkouts succeed again after %.1fs", name, took.Seconds())
+	}
+
+	resp, err := p.client.Post(strings.TrimSuffix(p.url, "/graphql")+"/admin/faults", "application/json", strings.NewReader(`{"spec":"payment=error,status=503"}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	waitFor(t, "the rule set at the gateway to fail charges in payment's process", func() bool { return p.checkout() != "PLACED" })
+
+	if runtime.GOOS == "windows" {
+		return // no SIGTERM to send
+	}
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, p.cmd.Wait(), "the parent exits cleanly on SIGTERM:\n%s", p.out)
+	for name, addr := range p.addrs {
+		assert.False(t, answers(addr), "after SIGTERM nothing listens on %s's address %s", name, addr)
+	}
+	assert.Contains(t, p.out.String(), "stopped")
+}
+
+// A child whose parent was killed with SIGKILL exits by itself.
+func TestProcessesLeaveNoChildWhenTheParentIsKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts nine processes")
+	}
+	p := startProcesses(t, buildCommand(t))
+	require.NoError(t, p.cmd.Process.Kill())
+	p.cmd.Wait()
+	for name, addr := range p.addrs {
+		took := waitFor(t, name+" to exit after its parent was killed", func() bool { return !answers(addr) })
+		t.Logf("%s gone %.1fs after the parent", name, took.Seconds())
+	}
+}
+
+func TestProcessesFlagsAreChecked(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-processes", "-service", "payment"}, "give one of the two"},
+		{[]string{"-service", "menu"}, "no instance"},
+		{[]string{"-service", "payment", "-peer", "order"}, "want name=host:port"},
+		{[]string{"-service", "payment", "-peer", "order=10.1.2.3:80"}, "only loopback addresses"},
+		{[]string{"-service", "payment", "-peer", "payment=127.0.0.1:9000"}, "this process's own service"},
+		{[]string{"-peer", "order=127.0.0.1:9000"}, "add -service NAME"},
+		{[]string{"-service", "payment", "-peer", "bank=127.0.0.1:9000"}, `no instance "bank"`},
+	} {
+		_, err := parseFlags(tc.args)
+		var ue *usageError
+		if assert.ErrorAs(t, err, &ue, "%v is a usage error", tc.args) {
+			assert.Contains(t, err.Error(), tc.want, "%v", tc.args)
+		}
+	}
+	assert.Equal(t, []string{"-lab", "all=solution", "-scenario", "processes"},
+		withoutProcesses([]string{"-processes", "-lab", "all=solution", "--processes=true", "-scenario", "processes"}))
+}
+
+// syncBuffer is a bytes.Buffer that the child's output and the test
+// share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
