@@ -23,6 +23,8 @@ type Metrics struct {
 	// chargedTwice reads the number of orders charged more than once; nil
 	// until ReportChargedTwice.
 	chargedTwice func() int
+	// sources read the snapshots of other processes (AddSource).
+	sources []func() (Snapshot, bool)
 }
 
 type bulkheadReader struct {

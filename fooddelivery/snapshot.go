@@ -117,8 +117,9 @@ type RetryBudgetSnapshot struct {
 // route may be a request apart. They are read in an order that keeps the
 // obvious sums true: a route's Received is at least its answered
 // Responses, and a histogram's Count is the sum of its buckets. Readers
-// run outside the lock; they must not block for long. A nil Metrics
-// gives an empty Snapshot.
+// run outside the lock; they must not block for long. The snapshots of
+// the sources given to AddSource (other processes) are merged in last. A
+// nil Metrics gives an empty Snapshot.
 func (m *Metrics) Snapshot() Snapshot {
 	snap := Snapshot{
 		Time:   time.Now(),
@@ -150,6 +151,7 @@ func (m *Metrics) Snapshot() Snapshot {
 	breakers, bulkheads, budgets := maps.Clone(m.breakers), maps.Clone(m.bulkheads), maps.Clone(m.budgets)
 	maps.Copy(snap.Limits, m.limits)
 	chargedTwice := m.chargedTwice
+	sources := slices.Clone(m.sources)
 	m.mu.Unlock()
 
 	slices.SortFunc(routes, func(a, b route) int {
@@ -192,6 +194,11 @@ func (m *Metrics) Snapshot() Snapshot {
 	if chargedTwice != nil {
 		n := int64(chargedTwice())
 		snap.OrdersChargedMoreThanOnce = &n
+	}
+	for _, read := range sources {
+		if o, ok := read(); ok {
+			snap = snap.merge(o)
+		}
 	}
 	return snap
 }

@@ -95,8 +95,8 @@ Flags:
                     before it listens, or at once on bad arguments), and stops them all on Ctrl-C
                     or SIGTERM; a child whose parent is gone, even by kill -9, exits by itself.
                     Fault rules live in the gateway's process; the others copy them from its
-                    admin API every %v. The dashboard and /metrics show what the gateway's
-                    process counts, and each process keeps its own state in memory
+                    admin API every %v; the gateway's process reads every other's counters for
+                    its dashboard and /metrics. Each process keeps its own state in memory
   -service name     run one instance alone, listening on -addr (default a free port; the
                     gateway's stays 127.0.0.1:8080); one of
                     %s
@@ -261,6 +261,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		err := serveOne(ctx, sys, opts, stdout, stderr)
 		sys.Close()
 		return err
+	}
+	if opts.service == "gateway" {
+		addSources(sys, opts.peers)
 	}
 	if live != nil {
 		live.Attach(sys, w)

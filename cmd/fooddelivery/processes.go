@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/admin"
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
 	"github.com/gophereats/resilience/fooddelivery/supervisor"
@@ -66,12 +68,60 @@ func serveOne(ctx context.Context, sys *system.System, opts options, stdout, std
 			return &usageError{fmt.Errorf("-fault %s: %w", r, err)}
 		}
 	}
-	fmt.Fprintf(stdout, "%s listening on %s (pid %d)\n", opts.service, sys.Network.TCPAddr(opts.service), os.Getpid())
+	addr := sys.Network.TCPAddr(opts.service)
+	snap, err := admin.Guard(addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", "GET")
+			http.Error(w, snapshotPath+" is read with GET", http.StatusMethodNotAllowed)
+			return
+		}
+		raw, err := sys.Metrics.Snapshot().MarshalWire()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(raw)
+	}))
+	if err != nil {
+		return err
+	}
+	if err := sys.Mount(snapshotPath, snap); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s listening on %s (pid %d)\n", opts.service, addr, os.Getpid())
 	if gw, ok := opts.peers["gateway"]; ok {
 		go mirrorFaults(ctx, sys.Faults, "http://"+gw+"/admin/faults", stderr)
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// snapshotPath is where a process of -processes other than the gateway's
+// serves its counters (fooddelivery.Snapshot.MarshalWire), for the
+// gateway's process to add to its dashboard and /metrics.
+const snapshotPath = "/admin/snapshot"
+
+// addSources makes the snapshots of sys (the gateway's process) include
+// those of the processes at peers.
+func addSources(sys *system.System, peers map[string]string) {
+	hc := &http.Client{Timeout: 500 * time.Millisecond}
+	for _, addr := range peers {
+		url := "http://" + addr + snapshotPath
+		sys.Metrics.AddSource(func() (fooddelivery.Snapshot, bool) {
+			resp, err := hc.Get(url)
+			if err != nil {
+				return fooddelivery.Snapshot{}, false
+			}
+			defer resp.Body.Close()
+			raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+			if err != nil || resp.StatusCode != http.StatusOK {
+				return fooddelivery.Snapshot{}, false
+			}
+			snap, err := fooddelivery.UnmarshalWire(raw)
+			return snap, err == nil
+		})
+	}
 }
 
 // mirrorEvery is how often a process of -processes reads the gateway's

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -152,6 +153,12 @@ func TestProcessesServeAndSurviveKills(t *testing.T) {
 	}
 	p := startProcesses(t, buildCommand(t))
 	require.Equal(t, "PLACED", p.checkout(), "a checkout crosses gateway, auth, menu, order, payment and courier processes")
+	resp, err := p.client.Get(strings.TrimSuffix(p.url, "/graphql") + "/metrics")
+	require.NoError(t, err)
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Contains(t, string(metrics), `code="201",instance="payment",route="POST /charges"`,
+		"the gateway's /metrics counts the charge, which payment's process served")
 	pids := p.pids()
 	require.Len(t, pids, 8, "every child said its pid:\n%s", p.out)
 	seen := map[int]bool{p.cmd.Process.Pid: true}
@@ -171,7 +178,7 @@ func TestProcessesServeAndSurviveKills(t *testing.T) {
 		t.Logf("%s killed: checkouts succeed again after %.1fs", name, took.Seconds())
 	}
 
-	resp, err := p.client.Post(strings.TrimSuffix(p.url, "/graphql")+"/admin/faults", "application/json", strings.NewReader(`{"spec":"payment=error,status=503"}`))
+	resp, err = p.client.Post(strings.TrimSuffix(p.url, "/graphql")+"/admin/faults", "application/json", strings.NewReader(`{"spec":"payment=error,status=503"}`))
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusCreated, resp.StatusCode)

@@ -436,7 +436,7 @@ func (s *System) start(cfg Config, replicas int) error {
 		}
 		h := svc.build(in)
 		routes[svc.name] = in.Routes()
-		if svc.name == "gateway" {
+		if svc.name == "gateway" || svc.name == cfg.Only {
 			s.front = &front{gateway: h}
 			h = s.front
 		}
@@ -545,7 +545,8 @@ func (s *System) fallbacks(cfg Config, d gateway.Deps) gateway.Deps {
 	return d
 }
 
-// Mount serves h on the gateway's own server, beside the gateway, for every
+// Mount serves h on the gateway's own server (with Config.Only, on the
+// server of the one instance this system runs), beside the gateway, for every
 // request whose path is prefix or starts with prefix followed by "/"
 // (prefix "/admin" takes "/admin", "/admin/" and "/admin/faults"; when
 // mounted prefixes nest, the longest wins); every other request still goes
@@ -568,7 +569,7 @@ func (s *System) Mount(prefix string, h http.Handler) error {
 		return fmt.Errorf("system: mount prefix %q is a path the gateway serves", prefix)
 	}
 	if s.front == nil {
-		return errors.New("system: mount: the gateway is not running")
+		return errors.New("system: mount: neither the gateway nor the instance of Config.Only is running")
 	}
 	s.front.mount(prefix, h)
 	return nil
