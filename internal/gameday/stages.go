@@ -20,7 +20,7 @@ const (
 // (ExampleSeed).
 var Stages = []Stage{
 	{
-		Step: 1, Name: "rush", Incident: "no fault at all, at three times the normal load",
+		Step: 1, Name: "rush", Incident: "a rush at three times the normal load, then payment slow but working for 10 s",
 		Rate: RushRate, Seeds: []int64{11, 12, 13},
 		Draw: rush,
 		SLOs: []SLO{
@@ -29,10 +29,11 @@ var Stages = []Stage{
 			{Measure: FallbackShare, Limit: 0.01},
 			{Measure: CheckoutP99, Phase: "rush", Limit: 1.5},
 			{Measure: CheckoutAvailability, Phase: "slow", Limit: 0.98},
+			{Measure: RetriesPerCharge, Phase: "rush", Limit: 0},
 		},
 	},
 	{
-		Step: 2, Name: "hang", Incident: "payment stops answering for 10 s, during a rush of checkouts",
+		Step: 2, Name: "hang", Incident: "payment hangs on 8% of charges, then on every charge for 10 s, during a rush of checkouts",
 		Rate: RushRate, Seeds: []int64{21, 22, 23}, Mix: checkoutRush, Mobile: 0.3,
 		Phases: []Phase{
 			{Name: "partial", For: 8 * time.Second, Faults: []string{"payment:POST /charges=hang,max=60s,p=0.08,fixed=60ms,jitter=80ms"}},
@@ -50,7 +51,7 @@ var Stages = []Stage{
 		},
 	},
 	{
-		Step: 3, Name: "outage", Incident: "payment answers 500 to 5% of charges, then 503 to every charge for 15 s, then recovers",
+		Step: 3, Name: "outage", Incident: "payment fails 5% of charges, then most of them (a brownout), then every charge for 10-20 s, then recovers shakily",
 		Rate: NormalRate, Seeds: []int64{31, 32, 33}, Mix: checkouts,
 		Draw: outage,
 		SLOs: []SLO{
@@ -59,10 +60,11 @@ var Stages = []Stage{
 			{Measure: CallsPerCheckout, Phase: "down", Limit: 0.5},
 			{Measure: CheckoutP99, Phase: "down", Limit: 1.0},
 			{Measure: Recovery, Phase: "recovered", Limit: 8},
+			{Measure: CheckoutAvailability, Phase: "recovered", Limit: 0.97},
 		},
 	},
 	{
-		Step: 4, Name: "lost-responses", Incident: "payment charges the card, then loses 30% of its answers",
+		Step: 4, Name: "lost-responses", Incident: "payment charges the card, then loses 30% of its answers; then its database fails over every second",
 		Rate: NormalRate, Seeds: []int64{41, 42, 43}, Mix: checkouts,
 		Draw: lossy,
 		SLOs: []SLO{
@@ -84,10 +86,10 @@ var Stages = []Stage{
 		},
 	},
 	{
-		Step: 6, Name: "all-replicas-slow", Incident: "every menu replica answers in 100-200 ms",
+		Step: 6, Name: "all-replicas-slow", Incident: "after a long calm, every menu replica answers in 100-200 ms",
 		Rate: 25, Seeds: []int64{61, 62, 63}, Mix: browsing,
 		Phases: []Phase{
-			{Name: "warm", For: 5 * time.Second},
+			{Name: "warm", For: 30 * time.Second},
 			{Name: "slow", For: 15 * time.Second, Faults: []string{
 				"menu-1=latency,fixed=100ms,jitter=100ms", "menu-2=latency,fixed=100ms,jitter=100ms", "menu-3=latency,fixed=100ms,jitter=100ms"}},
 		},
@@ -140,18 +142,21 @@ func between(seed int64, stage string, k int, lo, hi float64) float64 {
 // ms writes d for a fault rule, in whole milliseconds.
 func ms(d float64) string { return fmt.Sprintf("%dms", int(d)) }
 
-// rush is the healthy rush, then payment slow for 10 s (a gray failure:
+// rush is the healthy rush (20 s: long enough that payment's 1% tail
+// shows on every seed), then payment slow for 10 s (a gray failure:
 // every charge takes 300-750 ms or so, the seed sets how much).
 func rush(seed int64) []Phase {
 	fixed := between(seed, "rush", 0, 250, 400)
 	return []Phase{
-		{Name: "rush", For: 10 * time.Second},
+		{Name: "rush", For: 20 * time.Second},
 		{Name: "slow", For: 10 * time.Second, Faults: []string{"payment=latency,fixed=" + ms(fixed) + ",jitter=350ms"}},
 	}
 }
 
 // outage is payment flaky, then failing most charges (a brownout: the
-// seed sets 60-75%), then down for 10-20 s, then recovered.
+// seed sets 60-75%), then down for 10-20 s, then back with 10% of
+// charges still failing (a shaky recovery, which a breaker that needs
+// many clean trials to close never gets through).
 func outage(seed int64) []Phase {
 	brown := between(seed, "outage", 0, 0.6, 0.75)
 	down := time.Duration(between(seed, "outage", 1, 10, 20)) * time.Second
@@ -159,7 +164,7 @@ func outage(seed int64) []Phase {
 		{Name: "flaky", For: 12 * time.Second, Faults: []string{"payment:POST /charges=error,status=500,p=0.05,fixed=60ms,jitter=80ms"}},
 		{Name: "brownout", For: 12 * time.Second, Faults: []string{fmt.Sprintf("payment:POST /charges=error,status=503,p=%.2f,fixed=60ms,jitter=80ms", brown)}},
 		{Name: "down", For: down, Faults: []string{"payment:POST /charges=error,status=503,fixed=60ms,jitter=80ms"}},
-		{Name: "recovered", For: 12 * time.Second, Clear: []string{"payment:POST /charges"}},
+		{Name: "recovered", For: 12 * time.Second, Faults: []string{"payment:POST /charges=error,status=503,p=0.1,fixed=60ms,jitter=80ms"}},
 	}
 }
 

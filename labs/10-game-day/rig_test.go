@@ -33,7 +33,7 @@ var why = map[gameday.Measure]string{
 	gameday.LateWork:             "the order service and payment went on working for customers who had already left: nothing told them the customer's deadline",
 	gameday.OrderSlots:           "the order service's slots were held by calls that were going to fail: a timeout longer than the work needs",
 	gameday.PaymentLoad:          "payment saw more charges at once than it can take: retries fired together or without a budget",
-	gameday.RetriesPerCharge:     "each charge was retried more often than a budget allows",
+	gameday.RetriesPerCharge:     "charges were retried while payment answered every one (a timeout at or below its 700 ms tail), or more often than a budget allows",
 }
 
 // playStage plays stage step with Plan() over the stage's seeds and
