@@ -63,6 +63,8 @@ Flags:
                     a rule on a route no service serves is an error that lists the real routes
                               -fault menu=latency,fixed=200ms,jitter=100ms
                               -fault courier=refuse
+                    with -processes only, on the connections to a whole service (Toxiproxy):
+                              slowclose,delay=2s   bandwidth,rate=5 (KB/s)   limitdata,bytes=500
   -seed n           seed of the faults' random draws; the same seed gives the same faults (default 1)
   -order-limit n    concurrent requests one order service instance accepts before it
                     rejects; 0 means unlimited (default %d)
@@ -101,7 +103,14 @@ Flags:
                     gateway's stays 127.0.0.1:8080); one of
                     %s
   -peer name=addr   with -service: where another instance listens, loopback only; repeatable
+  -via name=addr    with -service: dial that instance through addr instead (a Toxiproxy link)
   -supervised       exit when standard input closes (-processes gives it to its children)
+  -tcp-faults       leave the faults on connections to Toxiproxy (-processes gives it to its children)
+  -toxiproxy addr   with -processes: where Toxiproxy's API listens, loopback only (default
+                    127.0.0.1:8474, its usual port). Every link between two services (gateway-order,
+                    order-payment, ...) is one of its proxies; a rule for a whole service that
+                    refuses, black-holes, resets or delays its connections, or one of the three kinds
+                    above, becomes a toxic on each link to it, and toxiproxy-cli works against the API
 
 While it runs, the gateway's address also serves the JSON admin API under /admin/
 (faults, load, scenarios, lab 07's game day, the change log; GET /admin/ lists the
@@ -189,6 +198,13 @@ type options struct {
 	service    string
 	peers      map[string]string
 	supervised bool
+	// via are the addresses this process dials its peers through
+	// (-via, Toxiproxy's links from -processes); tcpFaults says that
+	// Toxiproxy applies the faults on connections (-tcp-faults);
+	// toxiproxy is where -processes serves Toxiproxy's API.
+	via       map[string]string
+	tcpFaults bool
+	toxiproxy string
 }
 
 // faultSpecs collects the repeatable -fault flag. The specs are parsed after
@@ -238,6 +254,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if opts.service != "" {
 		w.Cfg.Only, w.Cfg.OnlyAddr = opts.service, opts.addr
 		for name, addr := range opts.peers {
+			if via, ok := opts.via[name]; ok {
+				addr = via
+			}
 			if err := w.Cfg.Network.SetRemote(name, addr, nil); err != nil {
 				return &usageError{fmt.Errorf("-peer %s=%s: %w", name, addr, err)}
 			}
@@ -252,6 +271,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sys, err := system.Start(w.Cfg)
 	if err != nil {
 		return fmt.Errorf("starting the system: %w (is another copy running? pick a port with -addr)", err)
+	}
+	if opts.tcpFaults {
+		sys.Faults.SetTCP()
 	}
 	scale := 1.0
 	if opts.fast {
@@ -315,6 +337,10 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&opts.service, "service", "", "")
 	fs.Var(&peers, "peer", "")
 	fs.BoolVar(&opts.supervised, "supervised", false, "")
+	var vias peerFlags
+	fs.Var(&vias, "via", "")
+	fs.BoolVar(&opts.tcpFaults, "tcp-faults", false, "")
+	fs.StringVar(&opts.toxiproxy, "toxiproxy", "127.0.0.1:8474", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return options{}, err
@@ -342,11 +368,22 @@ func parseFlags(args []string) (options, error) {
 	if len(peers) > 0 && opts.service == "" {
 		return options{}, usagef("-peer says where another process's service listens, for a process that runs one service: add -service NAME")
 	}
-	peerAddrs, err := parsePeers(peers)
+	peerAddrs, err := parsePeers("-peer", peers)
 	if err != nil {
 		return options{}, err
 	}
 	opts.peers = peerAddrs
+	if len(vias) > 0 && opts.service == "" {
+		return options{}, usagef("-via says where to dial another process's service, for a process that runs one service: add -service NAME")
+	}
+	if opts.via, err = parsePeers("-via", vias); err != nil {
+		return options{}, err
+	}
+	for name := range opts.via {
+		if _, ok := opts.peers[name]; !ok {
+			return options{}, usagef("-via %s=%s: give %s's own address with -peer too (the admin API and the counters are read there)", name, opts.via[name], name)
+		}
+	}
 	if _, self := opts.peers[opts.service]; self {
 		return options{}, usagef("-peer %s=%s: that is this process's own service (-service %s listens on -addr)", opts.service, opts.peers[opts.service], opts.service)
 	}

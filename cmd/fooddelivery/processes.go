@@ -15,6 +15,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/admin"
 	"github.com/gophereats/resilience/fooddelivery/faults"
+	"github.com/gophereats/resilience/fooddelivery/links"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
 	"github.com/gophereats/resilience/fooddelivery/supervisor"
 	"github.com/gophereats/resilience/fooddelivery/system"
@@ -30,22 +31,23 @@ func (p *peerFlags) Set(spec string) error {
 	return nil
 }
 
-// parsePeers reads -peer flags into addresses by instance name.
-func parsePeers(specs []string) (map[string]string, error) {
+// parsePeers reads the name=host:port values of flag (-peer, -via) into
+// addresses by instance name.
+func parsePeers(flag string, specs []string) (map[string]string, error) {
 	peers := map[string]string{}
 	for _, spec := range specs {
 		name, addr, ok := strings.Cut(spec, "=")
 		if !ok || name == "" || addr == "" {
-			return nil, usagef("-peer %q: want name=host:port, for example -peer payment=127.0.0.1:9104", spec)
+			return nil, usagef("%s %q: want name=host:port, for example %s payment=127.0.0.1:9104", flag, spec, flag)
 		}
 		if !knownService(name) || name == "menu" {
-			return nil, usagef("-peer %s: the system has no instance %q; instances are %s", spec, name, strings.Join(instanceNames(), ", "))
+			return nil, usagef("%s %s: the system has no instance %q; instances are %s", flag, spec, name, strings.Join(instanceNames(), ", "))
 		}
 		if _, dup := peers[name]; dup {
-			return nil, usagef("-peer %s: %s already has an address (%s)", spec, name, peers[name])
+			return nil, usagef("%s %s: %s already has an address (%s)", flag, spec, name, peers[name])
 		}
 		if err := memnet.NewLoopback().SetRemote(name, addr, nil); err != nil {
-			return nil, usagef("-peer %s: %v", spec, err)
+			return nil, usagef("%s %s: %v", flag, spec, err)
 		}
 		peers[name] = addr
 	}
@@ -128,10 +130,11 @@ func addSources(sys *system.System, peers map[string]string) {
 // fault rules.
 const mirrorEvery = 200 * time.Millisecond
 
-// mirrorFaults keeps in's rules the same as those url lists (GET
-// /admin/faults), until ctx is done. While the gateway is down the rules
-// stay as they were.
-func mirrorFaults(ctx context.Context, in *faults.Injector, url string, stderr io.Writer) {
+// followRules reads the fault rules url lists (GET /admin/faults) every
+// mirrorEvery and hands them to apply, until ctx is done. While the
+// gateway is down nothing is applied, so the rules stay as they were. A
+// spec it cannot read is reported to stderr once.
+func followRules(ctx context.Context, url string, stderr io.Writer, apply func([]faults.Rule)) {
 	hc := &http.Client{Timeout: 2 * time.Second}
 	defer hc.CloseIdleConnections()
 	complained := map[string]bool{}
@@ -147,7 +150,7 @@ func mirrorFaults(ctx context.Context, in *faults.Injector, url string, stderr i
 		if err != nil {
 			continue
 		}
-		want := map[[2]string]faults.Rule{}
+		var rules []faults.Rule
 		for _, spec := range specs {
 			r, err := faults.Parse(spec)
 			if err != nil {
@@ -157,6 +160,19 @@ func mirrorFaults(ctx context.Context, in *faults.Injector, url string, stderr i
 				}
 				continue
 			}
+			rules = append(rules, r)
+		}
+		apply(rules)
+	}
+}
+
+// mirrorFaults keeps in's rules the same as those url lists, until ctx
+// is done (followRules).
+func mirrorFaults(ctx context.Context, in *faults.Injector, url string, stderr io.Writer) {
+	complained := map[string]bool{}
+	followRules(ctx, url, stderr, func(rules []faults.Rule) {
+		want := map[[2]string]faults.Rule{}
+		for _, r := range rules {
 			want[[2]string{r.Service, r.Route}] = r
 		}
 		have := map[[2]string]string{}
@@ -176,7 +192,7 @@ func mirrorFaults(ctx context.Context, in *faults.Injector, url string, stderr i
 				fmt.Fprintf(stderr, "fault rule %q from the gateway: %v\n", r, err)
 			}
 		}
-	}
+	})
 }
 
 func readRules(ctx context.Context, hc *http.Client, url string) ([]string, error) {
@@ -226,12 +242,27 @@ func runProcesses(ctx context.Context, args []string, opts options, stdout io.Wr
 			return fmt.Errorf("-processes: an address for %s: %w", name, err)
 		}
 	}
+	var ls []links.Link
+	for _, from := range []string{"gateway", "order"} {
+		for _, to := range callees(from) {
+			ls = append(ls, links.Link{From: from, To: to, Upstream: addrs[to]})
+		}
+	}
+	proxies, err := links.Start(opts.toxiproxy, ls)
+	if err != nil {
+		return fmt.Errorf("-processes: Toxiproxy on the links between the processes: %w (pick another port with -toxiproxy 127.0.0.1:PORT)", err)
+	}
+	defer proxies.Close()
 	var children []supervisor.Child
 	for _, name := range names {
-		a := append(withoutProcesses(args), "-service", name, "-addr", addrs[name], "-supervised")
+		a := append(withoutProcesses(args), "-service", name, "-addr", addrs[name], "-supervised", "-tcp-faults")
 		for _, peer := range names {
-			if peer != name {
-				a = append(a, "-peer", peer+"="+addrs[peer])
+			if peer == name {
+				continue
+			}
+			a = append(a, "-peer", peer+"="+addrs[peer])
+			if via := proxies.Addr(name, peer); via != "" {
+				a = append(a, "-via", peer+"="+via)
 			}
 		}
 		children = append(children, supervisor.Child{Name: name, Args: a, Addr: addrs[name]})
@@ -241,12 +272,39 @@ func runProcesses(ctx context.Context, args []string, opts options, stdout io.Wr
 	if err != nil {
 		return fmt.Errorf("-processes: %w", err)
 	}
+	go followRules(ctx, "http://"+addrs["gateway"]+"/admin/faults", stdout, func(rules []faults.Rule) {
+		if err := proxies.Apply(rules); err != nil {
+			fmt.Fprintln(stdout, err)
+		}
+	})
 	url := "http://" + addrs["gateway"] + "/graphql"
 	fmt.Fprint(stdout, processTable(names, addrs, sup.PIDs(), time.Since(start)))
+	fmt.Fprintf(stdout, "Toxiproxy:        every link between two services is a proxy (gateway-order, order-payment, ...);\n"+
+		"                  its API is http://%s (toxiproxy-cli -host http://%s list);\n"+
+		"                  -fault kinds on connections (refuse, blackhole, reset, latency, slowclose, bandwidth,\n"+
+		"                  limitdata, for a whole service) become its toxics, the others act inside the services\n\n",
+		proxies.APIAddr(), proxies.APIAddr())
 	fmt.Fprint(stdout, banner(url, opts))
 	<-ctx.Done()
 	sup.Stop()
 	fmt.Fprintln(stdout, "stopped")
+	return nil
+}
+
+// callees lists the instances from calls: the gateway calls auth, order,
+// courier and the menu replicas; the order service calls payment,
+// courier and the menu replicas; the others call nobody.
+func callees(from string) []string {
+	var menus []string
+	for i := range menuReplicas {
+		menus = append(menus, fmt.Sprintf("menu-%d", i+1))
+	}
+	switch from {
+	case "gateway":
+		return append([]string{"auth", "order", "courier"}, menus...)
+	case "order":
+		return append([]string{"payment", "courier"}, menus...)
+	}
 	return nil
 }
 

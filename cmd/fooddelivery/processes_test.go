@@ -27,11 +27,13 @@ import (
 
 // processes is a run of the built command with -processes.
 type processes struct {
-	cmd    *exec.Cmd
-	out    *syncBuffer
-	url    string
-	addrs  map[string]string
-	client *http.Client
+	cmd   *exec.Cmd
+	out   *syncBuffer
+	url   string
+	addrs map[string]string
+	// toxiproxy is the address of Toxiproxy's API.
+	toxiproxy string
+	client    *http.Client
 }
 
 // buildCommand builds cmd/fooddelivery once per test into a temporary
@@ -59,7 +61,7 @@ var processLine = regexp.MustCompile(`(?m)^  (\S+)\s+(127\.0\.0\.1:\d+)\s+pid (\
 func startProcesses(t *testing.T, exe string, args ...string) *processes {
 	t.Helper()
 	p := &processes{out: &syncBuffer{}, addrs: map[string]string{}, client: &http.Client{Timeout: 20 * time.Second}}
-	p.cmd = exec.Command(exe, append([]string{"-processes", "-addr", "127.0.0.1:0"}, args...)...)
+	p.cmd = exec.Command(exe, append([]string{"-processes", "-addr", "127.0.0.1:0", "-toxiproxy", "127.0.0.1:0"}, args...)...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	require.NoError(t, p.cmd.Start())
 	t.Cleanup(func() {
@@ -80,7 +82,31 @@ func startProcesses(t *testing.T, exe string, args ...string) *processes {
 	}
 	require.Len(t, p.addrs, 8, "one process per instance in the table:\n%s", p.out)
 	p.url = "http://" + p.addrs["gateway"] + "/graphql"
+	m := regexp.MustCompile(`its API is http://(127\.0\.0\.1:\d+) `).FindStringSubmatch(p.out.String())
+	require.NotNil(t, m, "the banner gives Toxiproxy's API:\n%s", p.out)
+	p.toxiproxy = m[1]
 	return p
+}
+
+// fault sets a fault rule through the gateway's admin API.
+func (p *processes) fault(t *testing.T, spec string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"spec": spec})
+	resp, err := p.client.Post(strings.TrimSuffix(p.url, "/graphql")+"/admin/faults", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "POST /admin/faults %s", spec)
+}
+
+// unfault removes every fault rule.
+func (p *processes) unfault(t *testing.T) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodDelete, strings.TrimSuffix(p.url, "/graphql")+"/admin/faults?all=true", nil)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := p.client.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "DELETE /admin/faults?all=true")
 }
 
 // pids are the children's latest pids, as each says when it starts
@@ -178,11 +204,10 @@ func TestProcessesServeAndSurviveKills(t *testing.T) {
 		t.Logf("%s killed: checkouts succeed again after %.1fs", name, took.Seconds())
 	}
 
-	resp, err = p.client.Post(strings.TrimSuffix(p.url, "/graphql")+"/admin/faults", "application/json", strings.NewReader(`{"spec":"payment=error,status=503"}`))
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	p.fault(t, "payment=error,status=503")
 	waitFor(t, "the rule set at the gateway to fail charges in payment's process", func() bool { return p.checkout() != "PLACED" })
+	p.unfault(t)
+	waitFor(t, "checkouts to succeed once the rule is gone", func() bool { return p.checkout() == "PLACED" })
 
 	if runtime.GOOS == "windows" {
 		return // no SIGTERM to send
@@ -193,6 +218,36 @@ func TestProcessesServeAndSurviveKills(t *testing.T) {
 		assert.False(t, answers(addr), "after SIGTERM nothing listens on %s's address %s", name, addr)
 	}
 	assert.Contains(t, p.out.String(), "stopped")
+}
+
+// Faults on connections become Toxiproxy's toxics on the links between
+// the processes: a refused link fails the checkout at once, latency on it
+// delays the checkout, and Toxiproxy's API lists every link.
+func TestProcessesPutToxiproxyOnEveryLink(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts nine processes")
+	}
+	p := startProcesses(t, buildCommand(t))
+	resp, err := p.client.Get("http://" + p.toxiproxy + "/proxies")
+	require.NoError(t, err)
+	var proxies map[string]struct {
+		Upstream string `json:"upstream"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&proxies))
+	resp.Body.Close()
+	assert.Len(t, proxies, 11, "a proxy per link: the gateway to auth, order, courier and three menus, the order service to payment, courier and three menus")
+	assert.Equal(t, p.addrs["payment"], proxies["order-payment"].Upstream, "the order-payment link leads to payment's process")
+
+	require.Equal(t, "PLACED", p.checkout())
+	p.fault(t, "payment=refuse")
+	waitFor(t, "a refused order-payment link to fail checkouts", func() bool { return p.checkout() != "PLACED" })
+	p.unfault(t)
+	p.fault(t, "payment=latency,fixed=600ms")
+	waitFor(t, "600 ms on the order-payment link to slow a checkout down", func() bool {
+		start := time.Now()
+		return p.checkout() == "PLACED" && time.Since(start) >= 600*time.Millisecond
+	})
+	p.unfault(t)
 }
 
 // A child whose parent was killed with SIGKILL exits by itself.

@@ -118,6 +118,19 @@ type Fault struct {
 	// request (as does 1).
 	Probability float64
 
+	// SlowClose, Bandwidth and LimitData act on the TCP connections to the
+	// service, so they exist only where Toxiproxy stands between the
+	// processes (cmd/fooddelivery -processes; see SetTCP and TCP): an
+	// Injector of one process refuses them. SlowClose delays the close of
+	// each connection by this long; Bandwidth caps the service's answers
+	// at this many KB a second; LimitData closes a connection once this
+	// many bytes of answers went through it. Each stands alone (only
+	// Probability may go with it, as the share of connections) and needs
+	// route "". Zero means none.
+	SlowClose time.Duration
+	Bandwidth int64
+	LimitData int64
+
 	// Connect, when Refused or BlackHoled, is applied to the dials of the
 	// Network given to New: connects to the service are refused at once or
 	// never complete. Connections already open are not touched, and the
@@ -165,6 +178,43 @@ type Injector struct {
 	// routes are the routes each instance serves, as given to SetRoutes;
 	// nil means unknown, and then every target is accepted.
 	routes map[string][]string
+	// tcp is set by SetTCP: Toxiproxy applies the rules TCP accepts.
+	tcp bool
+}
+
+// SetTCP tells the Injector that Toxiproxy stands between the processes
+// and applies every rule that TCP says is about connections
+// (cmd/fooddelivery -processes sets it in each process): from then on Set
+// accepts SlowClose, Bandwidth and LimitData, and the injector applies
+// none of those rules itself, neither to requests nor as connect faults
+// on its network. Call it before Set.
+func (in *Injector) SetTCP() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.tcp = true
+}
+
+// TCP reports whether r acts on the TCP connections to its service as a
+// whole, which Toxiproxy can apply between processes: a rule for every
+// route ("") that refuses or black-holes connects, resets them (Reset and
+// at most Probability), delays them (Latency and Jitter, at most with
+// Probability, no tail), or sets SlowClose, Bandwidth or LimitData. Any
+// other rule acts on requests, inside the service's process.
+func TCP(r Rule) bool {
+	if r.Route != "" {
+		return false
+	}
+	f := r.Fault
+	f.Probability = 0
+	switch {
+	case f.Connect != memnet.Normal, f.SlowClose > 0, f.Bandwidth > 0, f.LimitData > 0:
+		return true
+	case f == Fault{Reset: true}:
+		return true
+	case f == Fault{Latency: f.Latency, Jitter: f.Jitter} && (f.Latency > 0 || f.Jitter > 0):
+		return true
+	}
+	return false
 }
 
 type ruleKey struct{ service, route string }
@@ -172,6 +222,9 @@ type ruleKey struct{ service, route string }
 type rule struct {
 	fault   Fault
 	applied *atomic.Int64
+	// tcp says that Toxiproxy applies the rule, outside this process
+	// (SetTCP): the injector lets its requests pass.
+	tcp bool
 }
 
 // New returns an Injector without rules. seed fixes every random draw.
@@ -217,6 +270,10 @@ func (in *Injector) Set(service, route string, f Fault) error {
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	if !in.tcp && (f.SlowClose > 0 || f.Bandwidth > 0 || f.LimitData > 0) {
+		return fmt.Errorf("%w for %s: slowclose, bandwidth and limitdata act on TCP connections between processes, "+
+			"which Toxiproxy applies when the system runs with -processes; in one process, use latency, slowbody or reset", ErrInvalid, target(service, route))
+	}
 	if err := in.checkTarget(service, route); err != nil {
 		return err
 	}
@@ -224,7 +281,7 @@ func (in *Injector) Set(service, route string, f Fault) error {
 		return fmt.Errorf("%w: %s for the gateway would do nothing: clients reach the gateway from outside the system, "+
 			"so no dial of the system's network can be refused; fault its routes instead (gateway=error,status=503)", ErrUnknownTarget, f.Connect)
 	}
-	in.rules[ruleKey{service, route}] = &rule{fault: f, applied: new(atomic.Int64)}
+	in.rules[ruleKey{service, route}] = &rule{fault: f, applied: new(atomic.Int64), tcp: in.tcp && TCP(Rule{service, route, f})}
 	in.syncConnect()
 	return nil
 }
@@ -417,7 +474,7 @@ func (in *Injector) serve(instance, route string, next http.Handler, w http.Resp
 		id += "\x00" + r.URL.Path
 	}
 	rl, key, n := in.match(instance, route, id)
-	if rl == nil {
+	if rl == nil || rl.tcp {
 		next.ServeHTTP(w, r)
 		return
 	}
@@ -509,7 +566,7 @@ func (in *Injector) syncConnect() {
 	}
 	want := map[string]memnet.ConnectFault{}
 	for k, r := range in.rules {
-		if r.fault.Connect != memnet.Normal {
+		if r.fault.Connect != memnet.Normal && !r.tcp {
 			want[k.service] = r.fault.Connect
 		}
 	}
@@ -524,7 +581,7 @@ func (in *Injector) syncConnect() {
 		if _, own := want[name]; own {
 			continue
 		}
-		if r, ok := in.rules[ruleKey{fooddelivery.ServiceOf(name), ""}]; ok && r.fault.Connect != memnet.Normal {
+		if r, ok := in.rules[ruleKey{fooddelivery.ServiceOf(name), ""}]; ok && r.fault.Connect != memnet.Normal && !r.tcp {
 			want[name] = r.fault.Connect
 		}
 	}
@@ -622,6 +679,29 @@ func validate(service, route string, f Fault) error {
 	}
 	if len(terminal) > 1 {
 		return fmt.Errorf("%s cannot be combined; a rule may set only one of Hang, Status, Reset, SlowBody and LoseResponse", strings.Join(terminal, " and "))
+	}
+	if f.SlowClose < 0 || f.Bandwidth < 0 || f.LimitData < 0 {
+		return fmt.Errorf("SlowClose %v, Bandwidth %d and LimitData %d must be >= 0 (0 means none)", f.SlowClose, f.Bandwidth, f.LimitData)
+	}
+	if f.SlowClose > MaxDuration {
+		return fmt.Errorf("SlowClose %v is over the %v one request may be held", f.SlowClose, MaxDuration)
+	}
+	for _, c := range []struct {
+		name string
+		set  bool
+	}{{"SlowClose", f.SlowClose > 0}, {"Bandwidth", f.Bandwidth > 0}, {"LimitData", f.LimitData > 0}} {
+		if !c.set {
+			continue
+		}
+		if route != "" {
+			return fmt.Errorf("%s acts on whole connections, not on route %q; use route \"\"", c.name, route)
+		}
+		alone := f
+		alone.Probability = 0
+		if alone != (Fault{SlowClose: f.SlowClose, Bandwidth: f.Bandwidth, LimitData: f.LimitData}) || (f.SlowClose > 0) != (c.name == "SlowClose") ||
+			(f.Bandwidth > 0) != (c.name == "Bandwidth") || (f.LimitData > 0) != (c.name == "LimitData") {
+			return fmt.Errorf("%s cannot be combined with other fields but Probability", c.name)
+		}
 	}
 	switch f.Connect {
 	case memnet.Normal:

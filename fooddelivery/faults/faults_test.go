@@ -551,6 +551,9 @@ func TestParse(t *testing.T) {
 		{"courier=blackhole", faults.Rule{Service: "courier", Fault: faults.Fault{Connect: memnet.BlackHoled}}},
 		{"payment=latency,fixed=5ms,tail-p=0.2,tail-latency=1s,p=0.5", faults.Rule{Service: "payment", Fault: faults.Fault{Latency: 5 * time.Millisecond, TailProbability: 0.2, TailLatency: time.Second, Probability: 0.5}}},
 		{"payment= error , status=502 ", faults.Rule{Service: "payment", Fault: faults.Fault{Status: 502}}},
+		{"payment=slowclose,delay=2s", faults.Rule{Service: "payment", Fault: faults.Fault{SlowClose: 2 * time.Second}}},
+		{"menu=bandwidth,rate=5,p=0.5", faults.Rule{Service: "menu", Fault: faults.Fault{Bandwidth: 5, Probability: 0.5}}},
+		{"menu-2=limitdata,bytes=500", faults.Rule{Service: "menu-2", Fault: faults.Fault{LimitData: 500}}},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			got, err := faults.Parse(tc.spec)
@@ -760,4 +763,49 @@ func TestFaultTimesAreBounded(t *testing.T) {
 	}
 	err := faults.New(1, nil).Set("payment", "", faults.Fault{Latency: time.Duration(math.MaxInt64 - 1), Jitter: time.Duration(math.MaxInt64 - 1)})
 	assert.ErrorIs(t, err, faults.ErrInvalid, "Set, the admin API's way in, has the same bound")
+}
+
+// The faults that act on TCP connections exist only where Toxiproxy
+// stands between processes: one process refuses them, and a process of
+// -processes (SetTCP) keeps them, and every rule TCP accepts, out of its
+// requests and its dials.
+func TestTCPFaultsAreLeftToToxiproxy(t *testing.T) {
+	for _, spec := range []string{"payment=slowclose,delay=2s", "payment=bandwidth,rate=5", "payment=limitdata,bytes=500"} {
+		r, err := faults.Parse(spec)
+		require.NoError(t, err)
+		err = faults.New(1, nil).Set(r.Service, r.Route, r.Fault)
+		assert.ErrorIs(t, err, faults.ErrInvalid, "%s in one process", spec)
+		assert.ErrorContains(t, err, "-processes")
+		assert.True(t, faults.TCP(r), "%s acts on connections", spec)
+	}
+	for spec, tcp := range map[string]bool{
+		"payment=refuse": true, "payment=blackhole": true, "payment=reset": true, "payment=reset,p=0.5": true,
+		"payment=latency,fixed=50ms,jitter=10ms": true, "payment=latency,fixed=50ms,p=0.5": true,
+		"payment:POST /charges=reset": false, "payment=reset,fixed=10ms": false, "payment=latency,fixed=5ms,tail-p=0.1,tail-latency=1s": false,
+		"payment=error,status=503": false, "payment=hang": false, "payment=lose": false, "payment=slowbody,over=1s": false,
+	} {
+		r, err := faults.Parse(spec)
+		require.NoError(t, err)
+		assert.Equal(t, tcp, faults.TCP(r), "TCP(%s)", spec)
+	}
+	for _, bad := range []string{"payment:POST /charges=slowclose,delay=1s", "payment=bandwidth,rate=0", "payment=limitdata,bytes=-1", "payment=slowclose,delay=11m", "payment=bandwidth"} {
+		_, err := faults.Parse(bad)
+		assert.ErrorIs(t, err, faults.ErrInvalid, bad)
+	}
+
+	synctest.Test(t, func(t *testing.T) {
+		rg := newRig(t, 1, "payment")
+		rg.inj.SetTCP()
+		require.NoError(t, rg.inj.Set("payment", "", faults.Fault{Reset: true}))
+		res := rg.call(t.Context(), "payment", charges, "req-1")
+		require.NoError(t, res.err, "with SetTCP a whole-service reset is Toxiproxy's: the request passes")
+		require.NoError(t, rg.inj.Set("payment", "", faults.Fault{Connect: memnet.Refused}))
+		res = rg.call(t.Context(), "payment", charges, "req-2")
+		require.NoError(t, res.err, "with SetTCP a refuse is Toxiproxy's: the dial is not refused here")
+		require.NoError(t, rg.inj.Set("payment", "", faults.Fault{SlowClose: time.Second}))
+		require.NoError(t, rg.inj.Set("payment", charges, faults.Fault{Reset: true}))
+		res = rg.call(t.Context(), "payment", charges, "req-3")
+		assert.Error(t, res.err, "a reset of one route acts on requests: the injector still applies it")
+		assert.EqualValues(t, 2, rg.ran("payment", charges))
+	})
 }

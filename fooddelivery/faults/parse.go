@@ -32,9 +32,12 @@ var kinds = map[string]kind{
 	"lose":      {httpKeys, "payment:POST /charges=lose"},
 	"refuse":    {nil, "courier=refuse"},
 	"blackhole": {nil, "courier=blackhole"},
+	"slowclose": {[]string{"delay", "p"}, "payment=slowclose,delay=2s"},
+	"bandwidth": {[]string{"rate", "p"}, "menu=bandwidth,rate=5"},
+	"limitdata": {[]string{"bytes", "p"}, "menu=limitdata,bytes=500"},
 }
 
-var kindNames = []string{"latency", "tail", "hang", "error", "reset", "slowbody", "lose", "refuse", "blackhole"}
+var kindNames = []string{"latency", "tail", "hang", "error", "reset", "slowbody", "lose", "refuse", "blackhole", "slowclose", "bandwidth", "limitdata"}
 
 // defaultHang is the longest a "hang" without max= hangs.
 const defaultHang = 30 * time.Second
@@ -57,6 +60,9 @@ const defaultHang = 30 * time.Second
 //	lose                                 run the handler, then drop its response
 //	refuse                               refuse connects to the service
 //	blackhole                            let connects to the service hang
+//	slowclose,delay=2s                   delay the close of each connection (-processes only)
+//	bandwidth,rate=5                     answers flow at 5 KB a second (-processes only)
+//	limitdata,bytes=500                  close a connection after 500 bytes of answers (-processes only)
 //
 // Every kind but refuse and blackhole also accepts p= (Probability: the
 // fraction of requests the fault applies to; for tail, p= is the tail's
@@ -216,6 +222,23 @@ func Parse(spec string) (Rule, error) {
 		f.Connect = memnet.Refused
 	case "blackhole":
 		f.Connect = memnet.BlackHoled
+	case "slowclose":
+		d, perr := time.ParseDuration(values["delay"])
+		if perr != nil || d <= 0 {
+			return fail(k.example, "slowclose needs delay= with a positive duration such as 2s")
+		}
+		f.SlowClose = d
+	case "bandwidth", "limitdata":
+		key := map[string]string{"bandwidth": "rate", "limitdata": "bytes"}[name]
+		n, perr := strconv.ParseInt(values[key], 10, 64)
+		if perr != nil || n <= 0 {
+			return fail(k.example, "%s needs %s= with a whole number above 0", name, key)
+		}
+		if name == "bandwidth" {
+			f.Bandwidth = n
+		} else {
+			f.LimitData = n
+		}
 	}
 	if err := validate(service, route, f); err != nil {
 		return fail(k.example, "%v", err)
@@ -256,6 +279,18 @@ func (r Rule) String() string {
 		b.WriteString("refuse")
 	case f.Connect == memnet.BlackHoled:
 		b.WriteString("blackhole")
+	case f.SlowClose > 0:
+		b.WriteString("slowclose")
+		kv("delay", f.SlowClose.String())
+		frac("p", f.Probability)
+	case f.Bandwidth > 0:
+		b.WriteString("bandwidth")
+		kv("rate", strconv.FormatInt(f.Bandwidth, 10))
+		frac("p", f.Probability)
+	case f.LimitData > 0:
+		b.WriteString("limitdata")
+		kv("bytes", strconv.FormatInt(f.LimitData, 10))
+		frac("p", f.Probability)
 	case f.Hang > 0:
 		b.WriteString("hang")
 		kv("max", f.Hang.String())
