@@ -14,6 +14,7 @@ require (
 	github.com/rs/zerolog v1.28.0
 	github.com/stretchr/testify v1.12.1
 	github.com/vektah/gqlparser/v2 v2.5.64
+	go.etcd.io/bbolt v1.5.0
 	golang.org/x/sys v0.48.0
 	golang.org/x/text v0.44.0
 )

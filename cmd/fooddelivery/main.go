@@ -38,6 +38,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/loadgen"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/payment"
 	gameplan "github.com/gophereats/resilience/fooddelivery/plan"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
 	"github.com/gophereats/resilience/fooddelivery/supervisor"
@@ -106,6 +107,13 @@ Flags:
   -via name=addr    with -service: dial that instance through addr instead (a Toxiproxy link)
   -supervised       exit when standard input closes (-processes gives it to its children)
   -tcp-faults       leave the faults on connections to Toxiproxy (-processes gives it to its children)
+  -restart-delay d  with -processes: how long a child that died stays down before it is started
+                    again (default %v)
+  -data dir         where payment keeps its ledger and idempotency keys (payment.db, a bbolt file
+                    written before each charge is answered), so that a restart reads them back and
+                    replays a charge's key instead of charging twice; default: memory in one
+                    process, a temporary folder with -processes (removed when it stops). A file
+                    that is damaged, locked by another process or of another layout stops the start
   -toxiproxy addr   with -processes: where Toxiproxy's API listens, loopback only (default
                     127.0.0.1:8474, its usual port). Every link between two services (gateway-order,
                     order-payment, ...) is one of its proxies; a rule for a whole service that
@@ -118,14 +126,17 @@ routes), Prometheus metrics at /metrics and a live dashboard at / (open it in a
 browser). They answer only requests for the gateway's own loopback address and
 port, never another site's page.
 
-Every state is in memory: a restart loses the orders, the payment ledger, its
-idempotency keys and the reviews, and starts with the faults, breakers and
+Every state but payment's ledger and keys (-data) is in memory: a restart
+loses the orders and the reviews, and starts with the faults, breakers and
 budgets the flags give. Order ids name the run (ord-<start time>-N), so no
 restart gives an id again, and a charge's key, made from its order id, can
 never meet a key of an earlier run. Memory stays bounded for a system left
 running: the 20,000 most recent orders, charges and courier assignments,
 the 10,000 most recent reviews and dead letters, idempotency keys for
-24 h; an older order is answered "no longer kept" (order_expired).
+24 h; an older order is answered "no longer kept" (order_expired). On disk
+(-data) payment keeps the same 20,000 charges and at most %s keys, each for
+%d h; an evicted or expired key charges again when it comes back, as the
+IETF idempotency-key draft allows.
 
 Labs and what each choice plugs:
 %s
@@ -205,6 +216,12 @@ type options struct {
 	via       map[string]string
 	tcpFaults bool
 	toxiproxy string
+	// data is the folder of the durable state (-data): payment's ledger
+	// and keys; "" is memory (one process) or a temporary folder
+	// (-processes).
+	data string
+	// restartDelay is how long -processes keeps a dead child down.
+	restartDelay time.Duration
 }
 
 // faultSpecs collects the repeatable -fault flag. The specs are parsed after
@@ -230,14 +247,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			gameplan.Labs(true).Payment.Breaker.OpenFor, gameplan.Labs(false).Payment.Breaker.OpenFor,
 			compose.FastDispatchVisibility, compose.DispatchVisibility, loadgen.MaxRate, strings.Join(scenarioNames(), ", "),
 			strings.Join(planNames(), ", "),
-			supervisor.DefaultRestartDelay, supervisor.DefaultMaxStartupCrashes+1, mirrorEvery, strings.Join(instanceNames(), ", "),
-			usageTable())
+			supervisor.DefaultRestartDelay, supervisor.DefaultMaxStartupCrashes+1, mirrorEvery, strings.Join(instanceNames(), ", "), supervisor.DefaultRestartDelay,
+			fmt.Sprintf("%d,%03d", payment.DefaultMaxKeys/1000, payment.DefaultMaxKeys%1000), int(payment.DefaultKeyTTL.Hours()), usageTable())
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 
+	if opts.data != "" {
+		if fi, err := os.Stat(opts.data); err != nil || !fi.IsDir() {
+			return usagef("-data %s: not a folder this program can use (%v); create it first", opts.data, err)
+		}
+	}
 	if opts.processes {
 		return runProcesses(ctx, args, opts, stdout)
 	}
@@ -264,6 +286,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	w.Cfg.Limits["order"] = opts.orderLimit
 	w.Cfg.OrderIDPrefix = runPrefix(time.Now())
+	w.Cfg.DataDir = opts.data
 	var live *gameday.Live
 	if opts.game != "" {
 		live = gameday.PrepareLive(&w.Cfg) // the game day's capacity, and its auth watch
@@ -274,6 +297,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if opts.tcpFaults {
 		sys.Faults.SetTCP()
+	}
+	if opts.service != "" {
+		sys.Faults.SetCrash(crashNow)
 	}
 	scale := 1.0
 	if opts.fast {
@@ -341,6 +367,8 @@ func parseFlags(args []string) (options, error) {
 	fs.Var(&vias, "via", "")
 	fs.BoolVar(&opts.tcpFaults, "tcp-faults", false, "")
 	fs.StringVar(&opts.toxiproxy, "toxiproxy", "127.0.0.1:8474", "")
+	fs.StringVar(&opts.data, "data", "", "")
+	fs.DurationVar(&opts.restartDelay, "restart-delay", supervisor.DefaultRestartDelay, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return options{}, err
@@ -361,6 +389,9 @@ func parseFlags(args []string) (options, error) {
 	if opts.service != "" && !slices.Contains(instanceNames(), opts.service) {
 		return options{}, usagef("-service %s: the system has no instance %s; instances are %s",
 			fooddelivery.Quote(opts.service), fooddelivery.Quote(opts.service), strings.Join(instanceNames(), ", "))
+	}
+	if opts.restartDelay <= 0 || opts.restartDelay > time.Minute {
+		return options{}, usagef("-restart-delay %v: give a duration from 1ms to 1m", opts.restartDelay)
 	}
 	if opts.processes && opts.service != "" {
 		return options{}, usagef("-processes and -service %s: -processes starts every service as its own process (each with -service); give one of the two", opts.service)
@@ -395,6 +426,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if opts.scenario != "" && !slices.Contains(scenarioNames(), opts.scenario) {
 		return options{}, usagef("-scenario %s: no such scenario; the scenarios are %s", fooddelivery.Quote(opts.scenario), strings.Join(scenarioNames(), ", "))
+	}
+	if opts.scenario == "payment-crash" && !opts.processes && opts.service == "" {
+		return options{}, usagef("-scenario payment-crash kills payment's process in the middle of charges, which only -processes runs apart: add -processes")
 	}
 	if opts.scenario == gameday.LiveName && opts.game == "" {
 		return options{}, usagef("-scenario %s plays lab 10's game day, which needs a plan: add -plan reference, or run your plan with go run ./cmd/workshop live 10 -scenario %s",

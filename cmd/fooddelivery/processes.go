@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -253,9 +254,16 @@ func runProcesses(ctx context.Context, args []string, opts options, stdout io.Wr
 		return fmt.Errorf("-processes: Toxiproxy on the links between the processes: %w (pick another port with -toxiproxy 127.0.0.1:PORT)", err)
 	}
 	defer proxies.Close()
+	data := opts.data
+	if data == "" {
+		if data, err = os.MkdirTemp("", "fooddelivery-data-"); err != nil {
+			return fmt.Errorf("-processes: a temporary folder for payment's ledger: %w (give one with -data DIR)", err)
+		}
+		defer os.RemoveAll(data)
+	}
 	var children []supervisor.Child
 	for _, name := range names {
-		a := append(withoutProcesses(args), "-service", name, "-addr", addrs[name], "-supervised", "-tcp-faults")
+		a := append(withoutProcesses(args), "-service", name, "-addr", addrs[name], "-supervised", "-tcp-faults", "-data", data)
 		for _, peer := range names {
 			if peer == name {
 				continue
@@ -268,7 +276,7 @@ func runProcesses(ctx context.Context, args []string, opts options, stdout io.Wr
 		children = append(children, supervisor.Child{Name: name, Args: a, Addr: addrs[name]})
 	}
 	start := time.Now()
-	sup, err := supervisor.Start(ctx, supervisor.Config{Path: exe, Children: children, Out: stdout})
+	sup, err := supervisor.Start(ctx, supervisor.Config{Path: exe, Children: children, Out: stdout, RestartDelay: opts.restartDelay})
 	if err != nil {
 		return fmt.Errorf("-processes: %w", err)
 	}
@@ -278,7 +286,8 @@ func runProcesses(ctx context.Context, args []string, opts options, stdout io.Wr
 		}
 	})
 	url := "http://" + addrs["gateway"] + "/graphql"
-	fmt.Fprint(stdout, processTable(names, addrs, sup.PIDs(), time.Since(start)))
+	fmt.Fprint(stdout, processTable(names, addrs, sup.PIDs(), time.Since(start), opts.restartDelay))
+	fmt.Fprintf(stdout, "durable state:    payment's ledger and idempotency keys in %s (-data)\n", filepath.Join(data, "payment.db"))
 	fmt.Fprintf(stdout, "Toxiproxy:        every link between two services is a proxy (gateway-order, order-payment, ...);\n"+
 		"                  its API is http://%s (toxiproxy-cli -host http://%s list);\n"+
 		"                  -fault kinds on connections (refuse, blackhole, reset, latency, slowclose, bandwidth,\n"+
@@ -289,6 +298,15 @@ func runProcesses(ctx context.Context, args []string, opts options, stdout io.Wr
 	sup.Stop()
 	fmt.Fprintln(stdout, "stopped")
 	return nil
+}
+
+// crashNow ends this process at once, as SIGKILL does (a crash fault):
+// no deferred function runs and nothing is flushed.
+func crashNow() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		p.Kill()
+	}
+	os.Exit(137) // where a process cannot kill itself
 }
 
 // callees lists the instances from calls: the gateway calls auth, order,
@@ -309,10 +327,10 @@ func callees(from string) []string {
 }
 
 // processTable lists each child process: its instance, address and pid.
-func processTable(names []string, addrs map[string]string, pids map[string]int, took time.Duration) string {
+func processTable(names []string, addrs map[string]string, pids map[string]int, took, restartDelay time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "one process per service (-processes), all up in %.1fs; a child that dies is restarted after %v:\n",
-		took.Seconds(), supervisor.DefaultRestartDelay)
+		took.Seconds(), restartDelay)
 	for _, name := range names {
 		fmt.Fprintf(&b, "  %-8s %-21s pid %d\n", name, addrs[name], pids[name])
 	}

@@ -250,6 +250,98 @@ func TestProcessesPutToxiproxyOnEveryLink(t *testing.T) {
 	p.unfault(t)
 }
 
+// chargesPerOrder reads payment's ledger from its own address.
+func (p *processes) chargesPerOrder(t *testing.T) map[string]int {
+	t.Helper()
+	var charges []struct {
+		OrderID string `json:"orderId"`
+	}
+	waitFor(t, "payment to answer GET /charges", func() bool {
+		resp, err := p.client.Get("http://" + p.addrs["payment"] + "/charges")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&charges) == nil
+	})
+	per := map[string]int{}
+	for _, c := range charges {
+		per[c.OrderID]++
+	}
+	return per
+}
+
+// crashCheckouts places checkouts while payment is killed in the middle
+// of half its charges (after the ledger write, before the answer), until
+// it has seen crashes charges or 60 checkouts, then clears the fault and
+// returns payment's charges per order and the orders the gateway
+// answered as placed.
+func (p *processes) crashCheckouts(t *testing.T, until func(perOrder map[string]int) bool) (perOrder map[string]int, placed []string) {
+	t.Helper()
+	p.fault(t, "payment:POST /charges=crash,p=0.5")
+	for i := 0; i < 60; i++ {
+		body, _ := json.Marshal(map[string]any{"query": placeOrder, "variables": orderInput()})
+		req, _ := http.NewRequest(http.MethodPost, p.url, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+system.SampleToken)
+		if resp, err := p.client.Do(req); err == nil {
+			var out struct {
+				Data struct {
+					PlaceOrder struct{ ID, Status string } `json:"placeOrder"`
+				} `json:"data"`
+			}
+			json.NewDecoder(resp.Body).Decode(&out)
+			resp.Body.Close()
+			if out.Data.PlaceOrder.Status == "PLACED" {
+				placed = append(placed, out.Data.PlaceOrder.ID)
+			}
+		}
+		if i >= 10 && until(p.chargesPerOrder(t)) {
+			break
+		}
+	}
+	p.unfault(t)
+	return p.chargesPerOrder(t), placed
+}
+
+// Payment killed in the middle of charges, again and again: with
+// idempotency keys (lab 08's solution) every order is charged at most
+// once and every checkout answered as placed has its one charge, since
+// the journal on disk replays a key's charge after the restart; without
+// keys (lab 08 naive: four attempts, no key) the retries charge twice.
+func TestProcessesCrashMidChargeChargesOnceWithKeys(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts nine processes")
+	}
+	exe := buildCommand(t)
+	crashes := func(p *processes) int { return strings.Count(p.out.String(), "payment exited (") }
+
+	keyed := startProcesses(t, exe, "-lab", "08=solution", "-restart-delay", "50ms")
+	perOrder, placed := keyed.crashCheckouts(t, func(map[string]int) bool { return crashes(keyed) >= 5 })
+	require.GreaterOrEqual(t, crashes(keyed), 3, "payment was killed mid-charge and restarted:\n%s", keyed.out)
+	for order, n := range perOrder {
+		assert.LessOrEqual(t, n, 1, "with idempotency keys, order %s was charged %d times across %d crashes", order, n, crashes(keyed))
+	}
+	for _, order := range placed {
+		assert.Equal(t, 1, perOrder[order], "checkout %s was answered as placed: it has exactly one charge after the restarts", order)
+	}
+	t.Logf("with keys: %d crashes, %d orders charged, %d placed, no order charged twice", crashes(keyed), len(perOrder), len(placed))
+
+	naive := startProcesses(t, exe, "-lab", "08=naive", "-restart-delay", "50ms")
+	doubles := func(per map[string]int) int {
+		n := 0
+		for _, c := range per {
+			if c > 1 {
+				n++
+			}
+		}
+		return n
+	}
+	perOrder, _ = naive.crashCheckouts(t, func(per map[string]int) bool { return doubles(per) > 0 })
+	assert.Positive(t, doubles(perOrder), "without keys a retry after the crash charges again: %d crashes, charges per order %v", crashes(naive), perOrder)
+	t.Logf("without keys: %d crashes, %d orders charged twice or more", crashes(naive), doubles(perOrder))
+}
+
 // A child whose parent was killed with SIGKILL exits by itself.
 func TestProcessesLeaveNoChildWhenTheParentIsKilled(t *testing.T) {
 	if testing.Short() {

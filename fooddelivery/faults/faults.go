@@ -118,6 +118,13 @@ type Fault struct {
 	// request (as does 1).
 	Probability float64
 
+	// Crash runs the handler to completion (its side effects happen: a
+	// charge is committed) and then kills the service's process before the
+	// answer leaves: a process killed in the middle of a request. Only an
+	// Injector given SetCrash applies it (cmd/fooddelivery -processes,
+	// where the supervisor restarts the process); any other refuses it.
+	Crash bool
+
 	// SlowClose, Bandwidth and LimitData act on the TCP connections to the
 	// service, so they exist only where Toxiproxy stands between the
 	// processes (cmd/fooddelivery -processes; see SetTCP and TCP): an
@@ -180,6 +187,17 @@ type Injector struct {
 	routes map[string][]string
 	// tcp is set by SetTCP: Toxiproxy applies the rules TCP accepts.
 	tcp bool
+	// crash kills this process (SetCrash); nil refuses Crash rules.
+	crash func()
+}
+
+// SetCrash lets the Injector apply Crash rules: kill ends this process at
+// once (cmd/fooddelivery -processes gives a function that kills the
+// process as SIGKILL does). Call it before Set.
+func (in *Injector) SetCrash(kill func()) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.crash = kill
 }
 
 // SetTCP tells the Injector that Toxiproxy stands between the processes
@@ -273,6 +291,10 @@ func (in *Injector) Set(service, route string, f Fault) error {
 	if !in.tcp && (f.SlowClose > 0 || f.Bandwidth > 0 || f.LimitData > 0) {
 		return fmt.Errorf("%w for %s: slowclose, bandwidth and limitdata act on TCP connections between processes, "+
 			"which Toxiproxy applies when the system runs with -processes; in one process, use latency, slowbody or reset", ErrInvalid, target(service, route))
+	}
+	if f.Crash && in.crash == nil {
+		return fmt.Errorf("%w for %s: crash kills the service's process, which only -processes runs apart (its supervisor then restarts it); "+
+			"in one process, use lose or reset", ErrInvalid, target(service, route))
 	}
 	if err := in.checkTarget(service, route); err != nil {
 		return err
@@ -518,6 +540,13 @@ func (in *Injector) serve(instance, route string, next http.Handler, w http.Resp
 	case f.LoseResponse:
 		next.ServeHTTP(newRecorder(w), r)
 		dropConnection(w)
+	case f.Crash:
+		next.ServeHTTP(newRecorder(w), r)
+		in.mu.Lock()
+		kill := in.crash
+		in.mu.Unlock()
+		kill()
+		dropConnection(w) // a kill that returns (a test's) still sends nothing
 	case f.SlowBody > 0:
 		rec := newRecorder(w)
 		next.ServeHTTP(rec, r)
@@ -677,8 +706,11 @@ func validate(service, route string, f Fault) error {
 	if f.LoseResponse {
 		terminal = append(terminal, "LoseResponse")
 	}
+	if f.Crash {
+		terminal = append(terminal, "Crash")
+	}
 	if len(terminal) > 1 {
-		return fmt.Errorf("%s cannot be combined; a rule may set only one of Hang, Status, Reset, SlowBody and LoseResponse", strings.Join(terminal, " and "))
+		return fmt.Errorf("%s cannot be combined; a rule may set only one of Hang, Status, Reset, SlowBody, LoseResponse and Crash", strings.Join(terminal, " and "))
 	}
 	if f.SlowClose < 0 || f.Bandwidth < 0 || f.LimitData < 0 {
 		return fmt.Errorf("SlowClose %v, Bandwidth %d and LimitData %d must be >= 0 (0 means none)", f.SlowClose, f.Bandwidth, f.LimitData)

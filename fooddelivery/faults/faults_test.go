@@ -809,3 +809,25 @@ func TestTCPFaultsAreLeftToToxiproxy(t *testing.T) {
 		assert.EqualValues(t, 2, rg.ran("payment", charges))
 	})
 }
+
+// A crash rule runs the handler, then calls the kill function before any
+// answer leaves; without one (a single process) it is refused.
+func TestCrashRunsTheHandlerThenKills(t *testing.T) {
+	r, err := faults.Parse("payment:POST /charges=crash,p=0.5")
+	require.NoError(t, err)
+	assert.Equal(t, faults.Fault{Crash: true, Probability: 0.5}, r.Fault)
+	err = faults.New(1, nil).Set("payment", charges, faults.Fault{Crash: true})
+	assert.ErrorIs(t, err, faults.ErrInvalid)
+	assert.ErrorContains(t, err, "-processes")
+
+	synctest.Test(t, func(t *testing.T) {
+		rg := newRig(t, 1, "payment")
+		killed := 0
+		rg.inj.SetCrash(func() { killed++ })
+		require.NoError(t, rg.inj.Set("payment", charges, faults.Fault{Crash: true}))
+		res := rg.call(t.Context(), "payment", charges, "req-1")
+		assert.EqualValues(t, 1, rg.ran("payment", charges), "the handler ran: the charge happened")
+		assert.Equal(t, 1, killed, "then the process was killed")
+		assert.Error(t, res.err, "and no answer left")
+	})
+}

@@ -32,12 +32,13 @@ var kinds = map[string]kind{
 	"lose":      {httpKeys, "payment:POST /charges=lose"},
 	"refuse":    {nil, "courier=refuse"},
 	"blackhole": {nil, "courier=blackhole"},
+	"crash":     {httpKeys, "payment:POST /charges=crash,p=0.1"},
 	"slowclose": {[]string{"delay", "p"}, "payment=slowclose,delay=2s"},
 	"bandwidth": {[]string{"rate", "p"}, "menu=bandwidth,rate=5"},
 	"limitdata": {[]string{"bytes", "p"}, "menu=limitdata,bytes=500"},
 }
 
-var kindNames = []string{"latency", "tail", "hang", "error", "reset", "slowbody", "lose", "refuse", "blackhole", "slowclose", "bandwidth", "limitdata"}
+var kindNames = []string{"latency", "tail", "hang", "error", "reset", "slowbody", "lose", "refuse", "blackhole", "crash", "slowclose", "bandwidth", "limitdata"}
 
 // defaultHang is the longest a "hang" without max= hangs.
 const defaultHang = 30 * time.Second
@@ -60,6 +61,7 @@ const defaultHang = 30 * time.Second
 //	lose                                 run the handler, then drop its response
 //	refuse                               refuse connects to the service
 //	blackhole                            let connects to the service hang
+//	crash                                run the handler, then kill the process before the answer (-processes only)
 //	slowclose,delay=2s                   delay the close of each connection (-processes only)
 //	bandwidth,rate=5                     answers flow at 5 KB a second (-processes only)
 //	limitdata,bytes=500                  close a connection after 500 bytes of answers (-processes only)
@@ -218,6 +220,8 @@ func Parse(spec string) (Rule, error) {
 		f.SlowBody = d
 	case "lose":
 		f.LoseResponse = true
+	case "crash":
+		f.Crash = true
 	case "refuse":
 		f.Connect = memnet.Refused
 	case "blackhole":
@@ -311,6 +315,9 @@ func (r Rule) String() string {
 		common()
 	case f.LoseResponse:
 		b.WriteString("lose")
+		common()
+	case f.Crash:
+		b.WriteString("crash")
 		common()
 	case f.TailProbability > 0 && f.Probability == 0:
 		b.WriteString("tail")

@@ -14,7 +14,7 @@ import (
 func TestLedgerKeepsTheMostRecentChargesAndCountsThemAll(t *testing.T) {
 	l := &Ledger{Max: 3}
 	for _, order := range []string{"ord-1", "ord-1", "ord-2", "ord-3", "ord-4", "ord-4"} {
-		l.record(fooddelivery.ChargeRequest{OrderID: order, AmountCents: 100})
+		l.record(fooddelivery.ChargeRequest{OrderID: order, AmountCents: 100}, "")
 	}
 	assert.Equal(t, 6, l.Total(), "every charge counts")
 	assert.Equal(t, 600, l.TotalCents())
@@ -30,7 +30,7 @@ func TestLedgerKeepsTheMostRecentChargesAndCountsThemAll(t *testing.T) {
 
 	d := NewLedger()
 	for range 3 * DefaultMaxCharges {
-		d.record(fooddelivery.ChargeRequest{OrderID: "ord-x", AmountCents: 1})
+		d.record(fooddelivery.ChargeRequest{OrderID: "ord-x", AmountCents: 1}, "")
 	}
 	assert.Len(t, d.Charges(), DefaultMaxCharges, "a default ledger keeps DefaultMaxCharges")
 }

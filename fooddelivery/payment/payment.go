@@ -11,6 +11,7 @@
 package payment
 
 import (
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -97,7 +98,7 @@ func New(d Deps) http.Handler {
 
 func routes(r chi.Router, d Deps) {
 	in := d.Instance
-	charge := d.Processor.wrap(handleCharge(d.Ledger, d.Callers, in.Metrics.Route(in.Name, "POST /charges")))
+	charge := d.Processor.wrap(handleCharge(d.Ledger, d.Keys != nil, d.Callers, in.Metrics.Route(in.Name, "POST /charges")))
 	if d.Keys != nil {
 		charge = idempotent(d.Keys, charge)
 	}
@@ -106,7 +107,7 @@ func routes(r chi.Router, d Deps) {
 	r.Method("GET", "/charges", in.Route("GET /charges", handleListCharges(d.Ledger)))
 }
 
-func handleCharge(l *Ledger, callers *fooddelivery.Callers, stats *fooddelivery.RouteStats) http.Handler {
+func handleCharge(l *Ledger, keyed bool, callers *fooddelivery.Callers, stats *fooddelivery.RouteStats) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req fooddelivery.ChargeRequest
 		if err := fooddelivery.ReadJSON(w, r, &req); err != nil {
@@ -137,7 +138,35 @@ func handleCharge(l *Ledger, callers *fooddelivery.Callers, stats *fooddelivery.
 			// waits for (and money nobody knows was taken).
 			stats.WorkAfterCallerLeft.Add(1)
 		}
-		fooddelivery.WriteJSON(w, http.StatusCreated, l.record(req))
+		key := ""
+		if keyed {
+			key = r.Header.Get(fooddelivery.HeaderIdempotencyKey)
+		}
+		if l.Journal != nil && key != "" {
+			// The key store, in memory, may have started empty after a
+			// restart: the journal remembers what the key already charged.
+			switch c, ok, err := l.Journal.Replay(key, req); {
+			case errors.Is(err, ErrKeyMismatch):
+				fooddelivery.WriteError(w, http.StatusUnprocessableEntity, "idempotency_key_reused",
+					"this idempotency key was used for a different charge")
+				return
+			case err != nil:
+				fooddelivery.WriteError(w, http.StatusInternalServerError, "ledger_unavailable",
+					"the payment ledger could not be read, so nothing was charged; try again with the same key")
+				return
+			case ok:
+				w.Header().Set(HeaderReplayed, "true")
+				fooddelivery.WriteJSON(w, http.StatusCreated, c)
+				return
+			}
+		}
+		c, err := l.record(req, key)
+		if err != nil {
+			fooddelivery.WriteError(w, http.StatusInternalServerError, "ledger_write_failed",
+				"the charge could not be stored, so nothing was charged; try again with the same key")
+			return
+		}
+		fooddelivery.WriteJSON(w, http.StatusCreated, c)
 	})
 }
 
@@ -156,7 +185,8 @@ func handleListCharges(l *Ledger) http.Handler {
 }
 
 // Ledger is the payment service's record of executed charges, in the order
-// they were executed, in memory (a restart loses it): the Max most recent
+// they were executed, in memory (a restart loses it, unless Journal keeps
+// it on disk): the Max most recent
 // charges, and counts of them all. It is safe for concurrent use. The
 // zero value is ready to use.
 type Ledger struct {
@@ -164,6 +194,11 @@ type Ledger struct {
 	// 0 means DefaultMaxCharges. Set it before the first charge. Total,
 	// TotalCents and OrdersChargedMoreThanOnce count every charge.
 	Max int
+	// Journal, when set, makes the ledger durable: each charge is
+	// committed to it, with its idempotency key, before the charge is
+	// answered; a charge it cannot store is not made. Load it into the
+	// ledger (Journal.Load) before the first charge. nil means memory only.
+	Journal *Journal
 
 	mu      sync.Mutex
 	charges *recent.List[fooddelivery.Charge]
@@ -198,29 +233,48 @@ func (l *Ledger) kept() *recent.List[fooddelivery.Charge] {
 }
 
 // record executes a charge: it appends a succeeded Charge with a fresh id
-// ("ch_1", "ch_2", ...) and returns it. When the ledger is full the oldest
+// ("ch_1", "ch_2", ...) and returns it. With a Journal the charge, and key
+// with it ("" for none), are committed first; when that fails nothing is
+// charged and the error is returned. When the ledger is full the oldest
 // charge is dropped.
-func (l *Ledger) record(req fooddelivery.ChargeRequest) fooddelivery.Charge {
+func (l *Ledger) record(req fooddelivery.ChargeRequest, key string) (fooddelivery.Charge, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.seq++
-	l.cents += req.AmountCents
 	c := fooddelivery.Charge{
-		ID:          "ch_" + strconv.Itoa(l.seq),
+		ID:          "ch_" + strconv.Itoa(l.seq+1),
 		OrderID:     req.OrderID,
 		AmountCents: req.AmountCents,
 		Status:      "succeeded",
 	}
+	if l.Journal != nil {
+		if err := l.Journal.commit(l.seq+1, c, key, req); err != nil {
+			return fooddelivery.Charge{}, err
+		}
+	}
+	l.add(c, l.seq+1)
+	return c, nil
+}
+
+// restore adds c, charge number seq, read back from a Journal.
+func (l *Ledger) restore(c fooddelivery.Charge, seq int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.add(c, seq)
+}
+
+// add appends c as charge number seq. The caller holds l.mu.
+func (l *Ledger) add(c fooddelivery.Charge, seq int) {
+	l.seq = max(l.seq, seq)
+	l.cents += c.AmountCents
 	if old, dropped := l.kept().Add(c); dropped {
 		if l.perOrder[old.OrderID]--; l.perOrder[old.OrderID] <= 0 {
 			delete(l.perOrder, old.OrderID)
 		}
 	}
-	l.perOrder[req.OrderID]++
-	if l.perOrder[req.OrderID] == 2 {
+	l.perOrder[c.OrderID]++
+	if l.perOrder[c.OrderID] == 2 {
 		l.twice++
 	}
-	return c
 }
 
 // OrdersChargedMoreThanOnce returns how many orders were charged two or

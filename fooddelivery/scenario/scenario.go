@@ -42,6 +42,9 @@ type Scenario struct {
 	// Follow, when set, follows every playing of the scenario and
 	// reports on it in the Runner's Status (the game day's score card).
 	Follow Follower
+	// Processes says that the scenario needs each service in its own
+	// process (cmd/fooddelivery -processes): it kills one.
+	Processes bool
 }
 
 // Follower follows a scenario as a Runner plays it. The Runner calls
@@ -153,6 +156,9 @@ var baseline = &Load{Rate: 20, AtLeast: true}
 //   - checkout-rush: checkouts surge to 250 per second for 30 s while
 //     payment takes 800 ms, more than the order service's default
 //     concurrency limit of 100 can hold.
+//   - payment-crash (with cmd/fooddelivery -processes only): for one
+//     minute payment's process is killed in the middle of one charge in
+//     ten, after the charge is stored, and restarted.
 //   - lost-payment-responses: for one minute payment charges the card
 //     and then loses 30% of its answers.
 //
@@ -205,6 +211,19 @@ func Builtin() []Scenario {
 					Note: "the rush: nearly every customer checks out, and payment slows down"},
 				{At: 40 * time.Second, Clear: "payment:POST /charges", Load: &Load{Rate: 40, Mix: loadgen.DefaultMix()}, Note: "the rush ends"},
 				{At: 60 * time.Second, Note: "the scenario ends"},
+			},
+		},
+		{
+			Name:      "payment-crash",
+			Processes: true,
+			Description: "Needs -processes. For one minute payment's process is killed (as by SIGKILL) in the middle of one charge in ten, " +
+				"after the charge is stored and before its answer leaves, and restarted by the supervisor. Watch checkouts fail while it is down, " +
+				"and whether a retry after the restart charges the card again: with idempotency keys and -data, the journal replays the first charge.",
+			Steps: []Step{
+				{At: 0, Load: baseline, Note: "customers browse and order"},
+				{At: 5 * time.Second, Fault: "payment:POST /charges=crash,p=0.1", Note: "payment crashes in the middle of one charge in ten"},
+				{At: 65 * time.Second, Clear: "payment:POST /charges", Note: "payment stops crashing"},
+				{At: 85 * time.Second, Note: "the scenario ends"},
 			},
 		},
 		{

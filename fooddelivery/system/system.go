@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -84,6 +85,11 @@ type Config struct {
 	// "127.0.0.1:9101"); empty means a free port, or GatewayAddr when Only
 	// is "gateway".
 	OnlyAddr string
+	// DataDir, when set, is the folder where the payment service keeps
+	// its ledger and idempotency keys on disk (payment.db, a
+	// payment.Journal), when this system runs it: a restart on the same
+	// folder reads them back. Empty means memory only.
+	DataDir string
 	// MenuReplicas is the number of menu service instances ("menu-1",
 	// ...). Zero means 3.
 	MenuReplicas int
@@ -236,7 +242,8 @@ type System struct {
 	servers    []*http.Server
 	clients    []*http.Client
 	outside    *http.Client
-	stops      []func() // Config.Fallbacks' stop functions and the dispatch consumer's, called by Close
+	stops      []func()       // Config.Fallbacks' stop functions and the dispatch consumer's, called by Close
+	closers    []func() error // the files Close closes last, once no request runs (the payment journal)
 }
 
 // NaivePaymentClient is the payment client the system starts with: it dials
@@ -277,6 +284,18 @@ func Start(cfg Config) (*System, error) {
 		Reviews: menu.NewReviewBook(),
 	}
 	s.Store.Prefix = cfg.OrderIDPrefix
+	if cfg.DataDir != "" && (cfg.Only == "" || cfg.Only == "payment") {
+		j, err := payment.OpenJournal(filepath.Join(cfg.DataDir, "payment.db"))
+		if err != nil {
+			return nil, fmt.Errorf("system: %w", err)
+		}
+		s.Ledger.Journal = j
+		if err := j.Load(s.Ledger); err != nil {
+			j.Close()
+			return nil, fmt.Errorf("system: %w", err)
+		}
+		s.closers = append(s.closers, j.Close)
+	}
 	s.Metrics.ReportChargedTwice(s.Ledger.OrdersChargedMoreThanOnce)
 	if err := s.start(cfg, replicas); err != nil {
 		s.Close()
@@ -491,7 +510,10 @@ func (s *System) Close() error {
 		c.CloseIdleConnections()
 	}
 	errs = append(errs, s.Network.Close())
-	s.servers, s.clients = nil, nil
+	for _, c := range s.closers {
+		errs = append(errs, c())
+	}
+	s.servers, s.clients, s.closers = nil, nil, nil
 	return errors.Join(errs...)
 }
 
