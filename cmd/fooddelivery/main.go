@@ -106,6 +106,9 @@ Flags:
   -peer name=addr   with -service: where another instance listens, loopback only; repeatable
   -via name=addr    with -service: dial that instance through addr instead (a Toxiproxy link)
   -supervised       exit when standard input closes (-processes gives it to its children)
+  -container        with -service, inside a container on a compose network (compose.yaml): listen on
+                    -addr 0.0.0.0:PORT, and find peers by container name (-peer payment=payment:9104);
+                    publish only the gateway's port, on 127.0.0.1 and the same number
   -tcp-faults       leave the faults on connections to Toxiproxy (-processes gives it to its children)
   -restart-delay d  with -processes: how long a child that died stays down before it is started
                     again (default %v)
@@ -222,6 +225,10 @@ type options struct {
 	data string
 	// restartDelay is how long -processes keeps a dead child down.
 	restartDelay time.Duration
+	// container says that this process runs one service in a container
+	// on a compose network (-container): it may listen on 0.0.0.0 and
+	// find its peers by container name.
+	container bool
 }
 
 // faultSpecs collects the repeatable -fault flag. The specs are parsed after
@@ -272,6 +279,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	w := opts.wire(nil)
 	w.Cfg.Network = memnet.NewLoopback()
+	if opts.container {
+		w.Cfg.Network = memnet.NewContainer()
+	}
 	w.Cfg.GatewayAddr = opts.addr
 	if opts.service != "" {
 		w.Cfg.Only, w.Cfg.OnlyAddr = opts.service, opts.addr
@@ -279,7 +289,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if via, ok := opts.via[name]; ok {
 				addr = via
 			}
-			if err := w.Cfg.Network.SetRemote(name, addr, nil); err != nil {
+			if err := w.Cfg.Network.SetRemote(name, addr, peerHost(opts.container)); err != nil {
 				return &usageError{fmt.Errorf("-peer %s=%s: %w", name, addr, err)}
 			}
 		}
@@ -369,6 +379,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&opts.toxiproxy, "toxiproxy", "127.0.0.1:8474", "")
 	fs.StringVar(&opts.data, "data", "", "")
 	fs.DurationVar(&opts.restartDelay, "restart-delay", supervisor.DefaultRestartDelay, "")
+	fs.BoolVar(&opts.container, "container", false, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return options{}, err
@@ -383,8 +394,13 @@ func parseFlags(args []string) (options, error) {
 	if opts.service != "" && opts.service != "gateway" && !addrSet {
 		opts.addr = "127.0.0.1:0"
 	}
-	if err := checkLoopback(opts.addr); err != nil {
-		return options{}, err
+	if opts.container && opts.service == "" {
+		return options{}, usagef("-container runs one service in a container: add -service NAME (compose.yaml gives each container its own)")
+	}
+	if host, _, err := net.SplitHostPort(opts.addr); !(opts.container && err == nil && host == "0.0.0.0") {
+		if err := checkLoopback(opts.addr); err != nil {
+			return options{}, err
+		}
 	}
 	if opts.service != "" && !slices.Contains(instanceNames(), opts.service) {
 		return options{}, usagef("-service %s: the system has no instance %s; instances are %s",
@@ -399,7 +415,7 @@ func parseFlags(args []string) (options, error) {
 	if len(peers) > 0 && opts.service == "" {
 		return options{}, usagef("-peer says where another process's service listens, for a process that runs one service: add -service NAME")
 	}
-	peerAddrs, err := parsePeers("-peer", peers)
+	peerAddrs, err := parsePeers("-peer", peers, opts.container)
 	if err != nil {
 		return options{}, err
 	}
@@ -407,7 +423,7 @@ func parseFlags(args []string) (options, error) {
 	if len(vias) > 0 && opts.service == "" {
 		return options{}, usagef("-via says where to dial another process's service, for a process that runs one service: add -service NAME")
 	}
-	if opts.via, err = parsePeers("-via", vias); err != nil {
+	if opts.via, err = parsePeers("-via", vias, opts.container); err != nil {
 		return options{}, err
 	}
 	for name := range opts.via {

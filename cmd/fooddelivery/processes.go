@@ -34,7 +34,7 @@ func (p *peerFlags) Set(spec string) error {
 
 // parsePeers reads the name=host:port values of flag (-peer, -via) into
 // addresses by instance name.
-func parsePeers(flag string, specs []string) (map[string]string, error) {
+func parsePeers(flag string, specs []string, container bool) (map[string]string, error) {
 	peers := map[string]string{}
 	for _, spec := range specs {
 		name, addr, ok := strings.Cut(spec, "=")
@@ -47,12 +47,39 @@ func parsePeers(flag string, specs []string) (map[string]string, error) {
 		if _, dup := peers[name]; dup {
 			return nil, usagef("%s %s: %s already has an address (%s)", flag, spec, name, peers[name])
 		}
-		if err := memnet.NewLoopback().SetRemote(name, addr, nil); err != nil {
+		if err := memnet.NewLoopback().SetRemote(name, addr, peerHost(container)); err != nil {
 			return nil, usagef("%s %s: %v", flag, spec, err)
 		}
 		peers[name] = addr
 	}
 	return peers, nil
+}
+
+// peerHost says which host names a peer's address may have besides
+// loopback ones: with -container, a container's name on the compose
+// network (letters, digits and dashes, no dot, so never a host on the
+// internet); otherwise none.
+func peerHost(container bool) func(string) bool {
+	if !container {
+		return nil
+	}
+	return func(host string) bool {
+		if host == "" || strings.Trim(host, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+			return false
+		}
+		return host[0] >= 'a' && host[0] <= 'z'
+	}
+}
+
+// loopbackHost returns the Host header a request to addr (host:port) of
+// another process carries: the loopback name with addr's port, which the
+// admin guard of that process accepts whether addr names it by loopback
+// address or, in compose, by container name.
+func loopbackHost(addr string) string {
+	if _, port, err := net.SplitHostPort(addr); err == nil {
+		return "127.0.0.1:" + port
+	}
+	return addr
 }
 
 // instanceNames lists every instance a process may run with -service.
@@ -112,7 +139,12 @@ func addSources(sys *system.System, peers map[string]string) {
 	for _, addr := range peers {
 		url := "http://" + addr + snapshotPath
 		sys.Metrics.AddSource(func() (fooddelivery.Snapshot, bool) {
-			resp, err := hc.Get(url)
+			req, err := http.NewRequest(http.MethodGet, url, nil)
+			if err != nil {
+				return fooddelivery.Snapshot{}, false
+			}
+			req.Host = loopbackHost(addr)
+			resp, err := hc.Do(req)
 			if err != nil {
 				return fooddelivery.Snapshot{}, false
 			}
@@ -201,6 +233,7 @@ func readRules(ctx context.Context, hc *http.Client, url string) ([]string, erro
 	if err != nil {
 		return nil, err
 	}
+	req.Host = loopbackHost(req.URL.Host)
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err

@@ -368,6 +368,12 @@ func TestProcessesFlagsAreChecked(t *testing.T) {
 		{[]string{"-service", "payment", "-peer", "payment=127.0.0.1:9000"}, "this process's own service"},
 		{[]string{"-peer", "order=127.0.0.1:9000"}, "add -service NAME"},
 		{[]string{"-service", "payment", "-peer", "bank=127.0.0.1:9000"}, `no instance "bank"`},
+		{[]string{"-container"}, "add -service NAME"},
+		{[]string{"-service", "payment", "-addr", "0.0.0.0:9103"}, "loopback only"},
+		{[]string{"-service", "payment", "-container", "-peer", "order=db.example.com:80"}, "only loopback addresses"},
+		{[]string{"-service", "payment", "-container", "-peer", "order=10.1.2.3:80"}, "only loopback addresses"},
+		{[]string{"-restart-delay", "0s"}, "from 1ms to 1m"},
+		{[]string{"-scenario", "payment-crash"}, "add -processes"},
 	} {
 		_, err := parseFlags(tc.args)
 		var ue *usageError
@@ -375,6 +381,9 @@ func TestProcessesFlagsAreChecked(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want, "%v", tc.args)
 		}
 	}
+	opts, err := parseFlags([]string{"-service", "payment", "-container", "-addr", "0.0.0.0:9103", "-peer", "order=order:9102"})
+	require.NoError(t, err, "in a container, a service listens on 0.0.0.0 and finds its peers by container name")
+	assert.Equal(t, "order:9102", opts.peers["order"])
 	assert.Equal(t, []string{"-lab", "all=solution", "-scenario", "processes"},
 		withoutProcesses([]string{"-processes", "-lab", "all=solution", "--processes=true", "-scenario", "processes"}))
 }

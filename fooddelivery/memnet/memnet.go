@@ -58,7 +58,8 @@ const backlog = 128
 // Network is a set of named listeners. Create one with New (in memory) or
 // NewLoopback (TCP on 127.0.0.1). All methods are safe for concurrent use.
 type Network struct {
-	loopback bool
+	loopback  bool
+	container bool // NewContainer: 0.0.0.0 may be bound too
 
 	mu        sync.Mutex
 	listeners map[string]*listener // in memory
@@ -88,6 +89,17 @@ func New() *Network {
 func NewLoopback() *Network {
 	n := New()
 	n.loopback = true
+	return n
+}
+
+// NewContainer returns a loopback network for a process inside a
+// container on a compose network (cmd/fooddelivery -container): its
+// listeners may also bind every interface of the container (0.0.0.0),
+// which only the compose network and the ports the compose file
+// publishes reach. Everything else is as on NewLoopback.
+func NewContainer() *Network {
+	n := NewLoopback()
+	n.container = true
 	return n
 }
 
@@ -137,7 +149,8 @@ func (n *Network) ListenAddr(name, addr string) (net.Listener, error) {
 		if err != nil {
 			return nil, fmt.Errorf("memnet: listen %q on %q: %w", name, addr, err)
 		}
-		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		ip := net.ParseIP(host)
+		if host != "localhost" && (ip == nil || !ip.IsLoopback()) && !(n.container && ip != nil && ip.IsUnspecified()) {
 			return nil, fmt.Errorf("memnet: listen %q on %q: only loopback addresses are allowed", name, addr)
 		}
 		l, err := net.Listen("tcp", addr)

@@ -211,3 +211,19 @@ func TestRemote(t *testing.T) {
 	defer l.Close()
 	assert.Error(t, n.SetRemote("menu-1", "127.0.0.1:80", nil), "a name this network listens on cannot be remote")
 }
+
+// Inside a container the services listen on every interface of the
+// container; anywhere else only on loopback.
+func TestContainerListensOnEveryInterface(t *testing.T) {
+	n := memnet.NewContainer()
+	defer n.Close()
+	l, err := n.ListenAddr("payment", "0.0.0.0:0")
+	require.NoError(t, err, "a container's service binds 0.0.0.0")
+	l.Close()
+	_, err = n.ListenAddr("order", "10.0.0.5:0")
+	assert.Error(t, err, "but no other address")
+	lo := memnet.NewLoopback()
+	defer lo.Close()
+	_, err = lo.ListenAddr("payment", "0.0.0.0:0")
+	assert.Error(t, err, "outside a container 0.0.0.0 is refused")
+}
