@@ -322,6 +322,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if opts.service == "gateway" {
 		addSources(sys, opts.peers)
+		waitForPeers(ctx, opts.peers, 15*time.Second) // the customers (-load) start once the others listen
 	}
 	if live != nil {
 		live.Attach(sys, w)

@@ -127,6 +127,22 @@ func serveOne(ctx context.Context, sys *system.System, opts options, stdout, std
 	return nil
 }
 
+// waitForPeers waits until every peer accepts a connection, for at most
+// limit (a peer still starting fails the first requests otherwise).
+func waitForPeers(ctx context.Context, peers map[string]string, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for _, addr := range peers {
+		for time.Now().Before(deadline) && ctx.Err() == nil {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
 // snapshotPath is where a process of -processes other than the gateway's
 // serves its counters (fooddelivery.Snapshot.MarshalWire), for the
 // gateway's process to add to its dashboard and /metrics.
