@@ -51,8 +51,9 @@ func (s *stack) chargedTwice(t *testing.T) int {
 
 // The compose stack runs where Docker does: one container per service
 // from an image built here (a static binary on scratch), a checkout end
-// to end, payment killed and started again, and payment killed in the
-// middle of charges again and again with no card charged twice.
+// to end, payment and the order service killed and started again with
+// nothing lost, and payment killed in the middle of charges again and
+// again with no card charged twice.
 func TestComposeStackSurvivesPaymentCrashes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an image and starts eight containers")
@@ -102,6 +103,12 @@ func TestComposeStackSurvivesPaymentCrashes(t *testing.T) {
 	s.compose(t, "start", "payment")
 	back := waitFor(t, "checkouts to succeed once payment is started again", func() bool { return s.p.checkout() == "PLACED" })
 	t.Logf("payment started again: checkouts succeed after %.1fs", back.Seconds())
+
+	_, id := s.p.placeOne(t)
+	s.compose(t, "kill", "order")
+	s.compose(t, "start", "order")
+	waitFor(t, "the order service to answer after its restart", func() bool { return s.p.checkout() == "PLACED" })
+	assert.Equal(t, "PLACED", s.p.lookup(t, id), "order %s, placed before the order service's container was killed, is found after it started again", id)
 
 	container := strings.TrimSpace(s.compose(t, "ps", "-q", "payment"))
 	restarts := func() int {

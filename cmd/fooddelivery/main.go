@@ -112,11 +112,12 @@ Flags:
   -tcp-faults       leave the faults on connections to Toxiproxy (-processes gives it to its children)
   -restart-delay d  with -processes: how long a child that died stays down before it is started
                     again (default %v)
-  -data dir         where payment keeps its ledger and idempotency keys (payment.db, a bbolt file
-                    written before each charge is answered), so that a restart reads them back and
-                    replays a charge's key instead of charging twice; default: memory in one
-                    process, a temporary folder with -processes (removed when it stops). A file
-                    that is damaged, locked by another process or of another layout stops the start
+  -data dir         where payment keeps its ledger and idempotency keys (payment.db) and the order
+                    service its orders (order.db): bbolt files written before each charge or order
+                    is answered, so that a restart reads them back, finds the orders, and replays a
+                    charge's key instead of charging twice; default: memory in one process, a
+                    temporary folder with -processes (removed when it stops). A file that is
+                    damaged, locked by another process or of another layout stops the start
   -toxiproxy addr   with -processes: where Toxiproxy's API listens, loopback only (default
                     127.0.0.1:8474, its usual port). Every link between two services (gateway-order,
                     order-payment, ...) is one of its proxies; a rule for a whole service that
@@ -129,17 +130,17 @@ routes), Prometheus metrics at /metrics and a live dashboard at / (open it in a
 browser). They answer only requests for the gateway's own loopback address and
 port, never another site's page.
 
-Every state but payment's ledger and keys (-data) is in memory: a restart
-loses the orders and the reviews, and starts with the faults, breakers and
-budgets the flags give. Order ids name the run (ord-<start time>-N), so no
-restart gives an id again, and a charge's key, made from its order id, can
-never meet a key of an earlier run. Memory stays bounded for a system left
-running: the 20,000 most recent orders, charges and courier assignments,
-the 10,000 most recent reviews and dead letters, idempotency keys for
-24 h; an older order is answered "no longer kept" (order_expired). On disk
-(-data) payment keeps the same 20,000 charges and at most %s keys, each for
-%d h; an evicted or expired key charges again when it comes back, as the
-IETF idempotency-key draft allows.
+Every state but the orders and payment's ledger and keys (-data) is in
+memory: a restart loses the reviews, and starts with the faults, breakers
+and budgets the flags give. Order ids name the run (ord-<start time>-N), so
+no restart gives an id again, and a charge's key, made from its order id,
+can never meet a key of an earlier run. Memory stays bounded for a system
+left running: the 20,000 most recent orders, charges and courier
+assignments, the 10,000 most recent reviews and dead letters, idempotency
+keys for 24 h; an older order is answered "no longer kept" (order_expired).
+On disk (-data) the same 20,000 orders and charges are kept, and at most
+%s keys, each for %d h; an evicted or expired key charges again when it
+comes back, as the IETF idempotency-key draft allows.
 
 Labs and what each choice plugs:
 %s

@@ -306,7 +306,7 @@ func runProcesses(ctx context.Context, args []string, opts options, stdout io.Wr
 	data := opts.data
 	if data == "" {
 		if data, err = os.MkdirTemp("", "fooddelivery-data-"); err != nil {
-			return fmt.Errorf("-processes: a temporary folder for payment's ledger: %w (give one with -data DIR)", err)
+			return fmt.Errorf("-processes: a temporary folder for the orders and payment's ledger: %w (give one with -data DIR)", err)
 		}
 		defer os.RemoveAll(data)
 	}
@@ -336,7 +336,8 @@ func runProcesses(ctx context.Context, args []string, opts options, stdout io.Wr
 	})
 	url := "http://" + addrs["gateway"] + "/graphql"
 	fmt.Fprint(stdout, processTable(names, addrs, sup.PIDs(), time.Since(start), opts.restartDelay))
-	fmt.Fprintf(stdout, "durable state:    payment's ledger and idempotency keys in %s (-data)\n", filepath.Join(data, "payment.db"))
+	fmt.Fprintf(stdout, "durable state:    payment's ledger and keys in %s, the orders in %s (-data)\n",
+		filepath.Join(data, "payment.db"), filepath.Join(data, "order.db"))
 	fmt.Fprintf(stdout, "Toxiproxy:        every link between two services is a proxy (gateway-order, order-payment, ...);\n"+
 		"                  its API is http://%s (toxiproxy-cli -host http://%s list);\n"+
 		"                  -fault kinds on connections (refuse, blackhole, reset, latency, slowclose, bandwidth,\n"+

@@ -193,6 +193,7 @@ func TestProcessesServeAndSurviveKills(t *testing.T) {
 		seen[pid] = true
 	}
 
+	_, placedBefore := p.placeOne(t)
 	for _, name := range []string{"payment", "order", "auth", "courier", "menu-2", "gateway"} {
 		old := p.pids()[name]
 		proc, err := os.FindProcess(old)
@@ -202,6 +203,9 @@ func TestProcessesServeAndSurviveKills(t *testing.T) {
 			return p.pids()[name] != old && p.checkout() == "PLACED"
 		})
 		t.Logf("%s killed: checkouts succeed again after %.1fs", name, took.Seconds())
+		if name == "order" {
+			assert.Equal(t, "PLACED", p.lookup(t, placedBefore), "order %s, placed before the order service was killed, is found after its restart (order.db in -data)", placedBefore)
+		}
 	}
 
 	p.fault(t, "payment=error,status=503")
@@ -248,6 +252,48 @@ func TestProcessesPutToxiproxyOnEveryLink(t *testing.T) {
 		return p.checkout() == "PLACED" && time.Since(start) >= 600*time.Millisecond
 	})
 	p.unfault(t)
+}
+
+// placeOne places one checkout and returns its status and id.
+func (p *processes) placeOne(t *testing.T) (status, id string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": placeOrder, "variables": orderInput()})
+	req, _ := http.NewRequest(http.MethodPost, p.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+system.SampleToken)
+	resp, err := p.client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out struct {
+		Data struct {
+			PlaceOrder struct{ ID, Status string } `json:"placeOrder"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	require.Equal(t, "PLACED", out.Data.PlaceOrder.Status)
+	return out.Data.PlaceOrder.Status, out.Data.PlaceOrder.ID
+}
+
+// lookup asks the gateway for order id's status ("" when not found).
+func (p *processes) lookup(t *testing.T, id string) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": `query($id: ID!) { order(id: $id) { id status } }`, "variables": map[string]any{"id": id}})
+	req, _ := http.NewRequest(http.MethodPost, p.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+system.SampleToken)
+	resp, err := p.client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out struct {
+		Data struct {
+			Order *struct{ ID, Status string } `json:"order"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	if out.Data.Order == nil {
+		return ""
+	}
+	return out.Data.Order.Status
 }
 
 // chargesPerOrder reads payment's ledger from its own address.

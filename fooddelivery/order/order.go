@@ -182,7 +182,11 @@ func handlePlaceOrder(d Deps, stats *fooddelivery.RouteStats) http.Handler {
 		})
 		if err != nil {
 			o.Status = fooddelivery.OrderPaymentKO
-			d.Store.Put(o)
+			if serr := d.Store.Put(o); serr != nil {
+				fooddelivery.WriteError(w, http.StatusInternalServerError, "order_store_failed",
+					"the payment failed and order "+o.ID+" could not be recorded either; nothing to retry with this id")
+				return
+			}
 			if errors.Is(err, fooddelivery.ErrRejected) {
 				why := "declined"
 				var ce *fooddelivery.CallError
@@ -213,7 +217,11 @@ func handlePlaceOrder(d Deps, stats *fooddelivery.RouteStats) http.Handler {
 			}
 		}
 		o.Status = fooddelivery.OrderPlaced
-		d.Store.Put(o)
+		if err := d.Store.Put(o); err != nil {
+			fooddelivery.WriteError(w, http.StatusInternalServerError, "order_store_failed",
+				"order "+o.ID+" was charged ("+o.ChargeID+") but could not be stored, so it is not confirmed; contact support with the order id")
+			return
+		}
 		fooddelivery.WriteJSON(w, http.StatusCreated, o)
 	})
 }

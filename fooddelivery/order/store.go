@@ -1,6 +1,7 @@
 package order
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +28,10 @@ type Store struct {
 	// Max is how many orders the store keeps; 0 means DefaultMaxOrders.
 	// Set it before the first Put.
 	Max int
+	// Journal, when set, makes the store durable: Put commits each order
+	// to it before it returns, and fails when it cannot. Load it into the
+	// store (Journal.Load) before setting it. nil means memory only.
+	Journal *Journal
 
 	mu      sync.Mutex
 	seq     int
@@ -74,14 +79,33 @@ func (s *Store) kept() *recent.Map[string, entry] {
 // Put stores o under o.ID, stamped with the current time (time.Now, so
 // virtual time in a synctest bubble); a second Put of the same id
 // replaces the order and keeps the first time. When the store is full
-// the oldest order is dropped.
-func (s *Store) Put(o fooddelivery.Order) {
+// the oldest order is dropped. With a Journal the order is committed to
+// it first; when that fails nothing changes and the error is returned.
+func (s *Store) Put(o fooddelivery.Order) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.kept().Get(o.ID)
 	if !ok {
 		e.at = time.Now()
 	}
+	if s.Journal != nil {
+		if err := s.Journal.put(o, e.at, s.kept().Max()); err != nil {
+			return fmt.Errorf("order %s was not stored: %w", o.ID, err)
+		}
+	}
+	s.store(o, e)
+	return nil
+}
+
+// restore puts o, first stored at at, read back from a Journal.
+func (s *Store) restore(o fooddelivery.Order, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.store(o, entry{at: at})
+}
+
+// store keeps o in e (e.at set). The caller holds s.mu.
+func (s *Store) store(o fooddelivery.Order, e entry) {
 	e.order = o
 	if old, dropped := s.kept().Put(o.ID, e); dropped {
 		if n, ok := s.number(old); ok && n > s.dropped {

@@ -86,9 +86,10 @@ type Config struct {
 	// is "gateway".
 	OnlyAddr string
 	// DataDir, when set, is the folder where the payment service keeps
-	// its ledger and idempotency keys on disk (payment.db, a
-	// payment.Journal), when this system runs it: a restart on the same
-	// folder reads them back. Empty means memory only.
+	// its ledger and idempotency keys (payment.db, a payment.Journal) and
+	// the order service its orders (order.db, an order.Journal), when
+	// this system runs them: a restart on the same folder reads them back.
+	// Empty means memory only.
 	DataDir string
 	// MenuReplicas is the number of menu service instances ("menu-1",
 	// ...). Zero means 3.
@@ -295,6 +296,19 @@ func Start(cfg Config) (*System, error) {
 			return nil, fmt.Errorf("system: %w", err)
 		}
 		s.closers = append(s.closers, j.Close)
+	}
+	if cfg.DataDir != "" && (cfg.Only == "" || cfg.Only == "order") {
+		j, err := order.OpenJournal(filepath.Join(cfg.DataDir, "order.db"))
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("system: %w", err)
+		}
+		s.closers = append(s.closers, j.Close)
+		if err := j.Load(s.Store); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("system: %w", err)
+		}
+		s.Store.Journal = j
 	}
 	s.Metrics.ReportChargedTwice(s.Ledger.OrdersChargedMoreThanOnce)
 	if err := s.start(cfg, replicas); err != nil {
