@@ -79,6 +79,10 @@ Flags:
                     a later -lab NN=... overrides all for lab NN. A build tag cmd/fooddelivery does not
                     know (learner5, learner) builds no learner code: the banner lists what is built in,
                     and -lab NN=learner without it is an error that gives the command to use.
+  -latency normal|off
+                    normal (the default): each service answers in its usual time, as on lab 10's
+                    platform: %s; a -fault on a service
+                    takes over from its usual time. off: every service answers at once
   -fast             shorten the settings that make a demo wait: the breaker's open period
                     (%v instead of %v) and the dispatch queue's visibility timeout (%v instead of %v);
                     scenarios play 10 times faster
@@ -150,6 +154,29 @@ Examples:
   go run ./cmd/workshop live 05 -fault "payment=error,status=503"
   go run ./cmd/fooddelivery -plan reference -scenario game-day
 `
+
+// normalLatencyText says what -latency normal adds.
+const normalLatencyText = "payment 60-140 ms with 1% of charges at 700 ms, menu reads 20-50 ms,\n                    estimates 10-30 ms, auth 2-6 ms"
+
+// normalLatencies are -latency normal's rules (faults.Injector.SetBaseline):
+// lab 10's platform, by service, so that a fault on an instance or a
+// route takes over.
+func normalLatencies() []faults.Rule {
+	var rules []faults.Rule
+	for _, spec := range []string{
+		"payment=latency,fixed=60ms,jitter=80ms,tail-p=0.01,tail-latency=700ms",
+		"menu=latency,fixed=20ms,jitter=30ms",
+		"courier=latency,fixed=10ms,jitter=20ms",
+		"auth=latency,fixed=2ms,jitter=4ms",
+	} {
+		r, err := faults.Parse(spec)
+		if err != nil {
+			panic(err) // a constant above
+		}
+		rules = append(rules, r)
+	}
+	return rules
+}
 
 // runPrefix names a run of the system in its order ids ("ord-mbx3k2qa-1"):
 // every state is in memory and a restart starts over, so ids must not
@@ -226,6 +253,9 @@ type options struct {
 	data string
 	// restartDelay is how long -processes keeps a dead child down.
 	restartDelay time.Duration
+	// latency is what each service adds to its answers (-latency):
+	// "normal" (the normal latencies) or "off".
+	latency string
 	// container says that this process runs one service in a container
 	// on a compose network (-container): it may listen on 0.0.0.0 and
 	// find its peers by container name.
@@ -251,7 +281,7 @@ func (f *faultSpecs) Set(spec string) error {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	opts, err := parseFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(stdout, usage, system.DefaultLimits["order"],
+		fmt.Fprintf(stdout, usage, system.DefaultLimits["order"], normalLatencyText,
 			gameplan.Labs(true).Payment.Breaker.OpenFor, gameplan.Labs(false).Payment.Breaker.OpenFor,
 			compose.FastDispatchVisibility, compose.DispatchVisibility, loadgen.MaxRate, strings.Join(scenarioNames(), ", "),
 			strings.Join(planNames(), ", "),
@@ -308,6 +338,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if opts.tcpFaults {
 		sys.Faults.SetTCP()
+	}
+	if opts.latency == "normal" {
+		if err := sys.Faults.SetBaseline(normalLatencies()); err != nil {
+			sys.Close()
+			return err
+		}
 	}
 	if opts.service != "" {
 		sys.Faults.SetCrash(crashNow)
@@ -382,6 +418,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&opts.data, "data", "", "")
 	fs.DurationVar(&opts.restartDelay, "restart-delay", supervisor.DefaultRestartDelay, "")
 	fs.BoolVar(&opts.container, "container", false, "")
+	fs.StringVar(&opts.latency, "latency", "normal", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return options{}, err
@@ -395,6 +432,9 @@ func parseFlags(args []string) (options, error) {
 	fs.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })
 	if opts.service != "" && opts.service != "gateway" && !addrSet {
 		opts.addr = "127.0.0.1:0"
+	}
+	if opts.latency != "normal" && opts.latency != "off" {
+		return options{}, usagef("-latency %s: normal (each service answers in its usual time: %s) or off (at once)", fooddelivery.Quote(opts.latency), normalLatencyText)
 	}
 	if opts.container && opts.service == "" {
 		return options{}, usagef("-container runs one service in a container: add -service NAME (compose.yaml gives each container its own)")

@@ -242,7 +242,9 @@ func TestProcessesPutToxiproxyOnEveryLink(t *testing.T) {
 	assert.Len(t, proxies, 11, "a proxy per link: the gateway to auth, order, courier and three menus, the order service to payment, courier and three menus")
 	assert.Equal(t, p.addrs["payment"], proxies["order-payment"].Upstream, "the order-payment link leads to payment's process")
 
+	start := time.Now()
 	require.Equal(t, "PLACED", p.checkout())
+	assert.GreaterOrEqual(t, time.Since(start), 60*time.Millisecond, "a checkout takes at least payment's usual 60 ms (-latency normal)")
 	p.fault(t, "payment=refuse")
 	waitFor(t, "a refused order-payment link to fail checkouts", func() bool { return p.checkout() != "PLACED" })
 	p.unfault(t)

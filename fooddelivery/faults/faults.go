@@ -189,6 +189,34 @@ type Injector struct {
 	tcp bool
 	// crash kills this process (SetCrash); nil refuses Crash rules.
 	crash func()
+	// baseline are the rules of SetBaseline: what applies where no rule
+	// matches.
+	baseline map[ruleKey]*rule
+}
+
+// SetBaseline sets the rules that apply to a request no rule matches:
+// the system's ordinary latencies (cmd/fooddelivery gives each service
+// the normal latencies lab 10's platform states), which are not faults.
+// List, Applied, Remove, Clear and ClearAll do not see them; a rule Set
+// for a request's instance or service takes over from them while it
+// stays. Each must be a latency (Latency, Jitter, a tail, Probability)
+// and nothing else; the call replaces the baseline, and nil removes it.
+func (in *Injector) SetBaseline(rules []Rule) error {
+	base := map[ruleKey]*rule{}
+	for _, r := range rules {
+		if err := validate(r.Service, r.Route, r.Fault); err != nil {
+			return fmt.Errorf("%w for %s: %s", ErrInvalid, target(r.Service, r.Route), err)
+		}
+		f := r.Fault
+		if f != (Fault{Latency: f.Latency, Jitter: f.Jitter, TailProbability: f.TailProbability, TailLatency: f.TailLatency, Probability: f.Probability}) {
+			return fmt.Errorf("%w for %s: a baseline is latency only", ErrInvalid, target(r.Service, r.Route))
+		}
+		base[ruleKey{r.Service, r.Route}] = &rule{fault: f, applied: new(atomic.Int64)}
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.baseline = base
+	return nil
 }
 
 // SetCrash lets the Injector apply Crash rules: kill ends this process at
@@ -564,9 +592,14 @@ func (in *Injector) match(instance, route, id string) (*rule, string, int) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	var rl *rule
-	for _, k := range [...]ruleKey{{instance, route}, {instance, ""}, {base, route}, {base, ""}} {
-		if r, ok := in.rules[k]; ok && r.fault.Connect == memnet.Normal {
-			rl = r
+	for _, rules := range []map[ruleKey]*rule{in.rules, in.baseline} {
+		for _, k := range [...]ruleKey{{instance, route}, {instance, ""}, {base, route}, {base, ""}} {
+			if r, ok := rules[k]; ok && r.fault.Connect == memnet.Normal {
+				rl = r
+				break
+			}
+		}
+		if rl != nil {
 			break
 		}
 	}

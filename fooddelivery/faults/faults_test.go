@@ -831,3 +831,26 @@ func TestCrashRunsTheHandlerThenKills(t *testing.T) {
 		assert.Error(t, res.err, "and no answer left")
 	})
 }
+
+// The baseline (the services' usual latencies) applies where no rule
+// does: a rule takes over while it stays, and the rule list, Applied and
+// ClearAll never see the baseline.
+func TestBaselineAppliesWhereNoRuleDoes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rg := newRig(t, 1, "payment")
+		require.NoError(t, rg.inj.SetBaseline([]faults.Rule{{Service: "payment", Fault: faults.Fault{Latency: 80 * time.Millisecond}}}))
+		res := rg.call(t.Context(), "payment", charges, "req-1")
+		require.NoError(t, res.err)
+		assert.Equal(t, 80*time.Millisecond, res.elapsed, "the usual 80 ms")
+		assert.Empty(t, rg.inj.List(), "the baseline is not a fault")
+
+		require.NoError(t, rg.inj.Set("payment", charges, faults.Fault{Latency: time.Second}))
+		res = rg.call(t.Context(), "payment", charges, "req-2")
+		assert.Equal(t, time.Second, res.elapsed, "a fault takes over from the baseline")
+		rg.inj.ClearAll()
+		res = rg.call(t.Context(), "payment", charges, "req-3")
+		assert.Equal(t, 80*time.Millisecond, res.elapsed, "clearing every fault leaves the usual latency")
+	})
+	err := faults.New(1, nil).SetBaseline([]faults.Rule{{Service: "payment", Fault: faults.Fault{Status: 503}}})
+	assert.ErrorIs(t, err, faults.ErrInvalid, "a baseline is latency only")
+}
