@@ -296,7 +296,7 @@ func TestLoadGameDayScenariosAndTheChangeLog(t *testing.T) {
 
 		r = rg.send(t, "GET", "/admin/scenarios", "")
 		require.Equal(t, 200, r.status)
-		assert.Len(t, r.body["scenarios"], 5)
+		assert.Len(t, r.body["scenarios"], 6)
 		assert.Equal(t, "idle", r.body["status"].(map[string]any)["state"])
 		r = rg.send(t, "POST", "/admin/scenarios/flaky-courier/start", "")
 		require.Equal(t, 202, r.status, r.raw)
@@ -305,7 +305,7 @@ func TestLoadGameDayScenariosAndTheChangeLog(t *testing.T) {
 		assert.Equal(t, "busy", r.code())
 		r = rg.send(t, "POST", "/admin/scenarios/nope/start", "")
 		assert.Equal(t, 404, r.status)
-		assert.Contains(t, r.message(), "payment-down, slow-menu-replica, flaky-courier, checkout-rush, lost-payment-responses")
+		assert.Contains(t, r.message(), "payment-down, slow-menu-replica, flaky-courier, checkout-rush, lost-payment-responses, payment-crash")
 		time.Sleep(6 * time.Second)
 		assert.Equal(t, []string{"courier=error,status=503,p=0.5"}, rg.specs(t))
 		r = rg.send(t, "GET", "/admin/scenario", "")

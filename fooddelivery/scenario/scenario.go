@@ -214,6 +214,17 @@ func Builtin() []Scenario {
 			},
 		},
 		{
+			Name: "lost-payment-responses",
+			Description: "For one minute payment charges the card, then loses 30% of its answers on the way back. " +
+				"Watch customers told their checkout failed although they were charged, and what retries without an idempotency key do.",
+			Steps: []Step{
+				{At: 0, Load: baseline, Note: "customers browse and order"},
+				{At: 5 * time.Second, Fault: "payment:POST /charges=lose,p=0.3", Note: "payment loses 30% of its answers after charging"},
+				{At: 65 * time.Second, Clear: "payment:POST /charges", Note: "payment answers again"},
+				{At: 85 * time.Second, Note: "the scenario ends"},
+			},
+		},
+		{
 			Name:      "payment-crash",
 			Processes: true,
 			Description: "Needs -processes. For one minute payment's process is killed (as by SIGKILL) in the middle of one charge in ten, " +
@@ -223,17 +234,6 @@ func Builtin() []Scenario {
 				{At: 0, Load: baseline, Note: "customers browse and order"},
 				{At: 5 * time.Second, Fault: "payment:POST /charges=crash,p=0.1", Note: "payment crashes in the middle of one charge in ten"},
 				{At: 65 * time.Second, Clear: "payment:POST /charges", Note: "payment stops crashing"},
-				{At: 85 * time.Second, Note: "the scenario ends"},
-			},
-		},
-		{
-			Name: "lost-payment-responses",
-			Description: "For one minute payment charges the card, then loses 30% of its answers on the way back. " +
-				"Watch customers told their checkout failed although they were charged, and what retries without an idempotency key do.",
-			Steps: []Step{
-				{At: 0, Load: baseline, Note: "customers browse and order"},
-				{At: 5 * time.Second, Fault: "payment:POST /charges=lose,p=0.3", Note: "payment loses 30% of its answers after charging"},
-				{At: 65 * time.Second, Clear: "payment:POST /charges", Note: "payment answers again"},
 				{At: 85 * time.Second, Note: "the scenario ends"},
 			},
 		},

@@ -12,7 +12,9 @@ require (
 require (
 	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
 	github.com/go-chi/chi/v5 v5.5.0 // indirect
+	go.etcd.io/bbolt v1.5.0 // indirect
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da // indirect
+	golang.org/x/sys v0.48.0 // indirect
 )
 
 replace github.com/gophereats/resilience => ../..
