@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"time"
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/admin"
+	"github.com/gophereats/resilience/fooddelivery/checker"
 	"github.com/gophereats/resilience/fooddelivery/dashboard"
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/loadgen"
+	"github.com/gophereats/resilience/fooddelivery/memnet"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
 	"github.com/gophereats/resilience/fooddelivery/system"
 	"github.com/gophereats/resilience/fooddelivery/telemetry"
@@ -25,6 +29,8 @@ type controls struct {
 	ctl    *scenario.Controls
 	runner *scenario.Runner
 	dash   *dashboard.Dashboard // nil when nothing is mounted
+	check  func(context.Context) (checker.Report, error)
+	crash  func(ctx context.Context, service, when string) error
 	cancel context.CancelFunc
 	done   chan error // the load generator's Run
 }
@@ -47,25 +53,53 @@ type controlOptions struct {
 	// live, when not nil, is the live game day (-plan): the customers
 	// wait gameday.Patience and report to it, and its scenario is known.
 	live *gameday.Live
+	// crash kills a service's process for POST /admin/crash; nil in one
+	// process.
+	crash func(ctx context.Context, service, when string) error
+	// report, when set, gets the checker's line after a scenario that
+	// checks (the terminal of cmd/fooddelivery).
+	report io.Writer
 }
+
+// checkSettle is how long the checker gives a charged order to be placed
+// before it counts it as charged and not placed: longer than a checkout
+// may take (the gateway's budget for it is the fallbacks' 2 s).
+const checkSettle = 3 * time.Second
 
 // startControls starts the controls of sys with faults given at start
 // (rules, applied through the controls so the change log shows them) and
 // lab 07's game-day switch gameDay (nil for none). Call stop when done,
 // before sys.Close.
 func startControls(sys *system.System, o controlOptions, rules []faults.Rule, gameDay *fooddelivery.GameDay) (*controls, error) {
-	cfg := loadgen.Config{URL: sys.GatewayURL(), Client: o.client, Seed: o.seed, Rate: o.load}
+	acks := checker.NewAcks()
+	cfg := loadgen.Config{URL: sys.GatewayURL(), Client: o.client, Seed: o.seed, Rate: o.load,
+		Observe: func(a loadgen.Answer) { acks.Placed(a.OrderID) }}
 	scenarios := scenario.Builtin()
 	if o.live != nil {
-		cfg.Timeout, cfg.Observe = gameday.Patience, o.live.Observe
+		cfg.Timeout = gameday.Patience
+		cfg.Observe = func(a loadgen.Answer) {
+			acks.Placed(a.OrderID)
+			o.live.Observe(a)
+		}
 		scenarios = append(scenarios, o.live.Scenario())
 	}
 	gen, err := loadgen.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("-load: %w", err)
 	}
-	c := &controls{gen: gen, done: make(chan error, 1)}
-	c.ctl = &scenario.Controls{Faults: sys.Faults, Load: gen, GameDay: gameDay, Log: scenario.NewLog(0)}
+	c := &controls{gen: gen, done: make(chan error, 1), crash: o.crash}
+	hc := *sys.HTTPClient()
+	hc.Timeout = 5 * time.Second
+	store := checker.HTTPStore{Client: &hc, Payment: memnet.ServiceURL("payment"), Order: memnet.ServiceURL("order")}
+	c.check = func(ctx context.Context) (checker.Report, error) { return checker.Check(ctx, acks, store, checkSettle) }
+	c.ctl = &scenario.Controls{Faults: sys.Faults, Load: gen, GameDay: gameDay, Log: scenario.NewLog(0),
+		Check: func(ctx context.Context) (string, error) {
+			r, err := c.check(ctx)
+			if err == nil && o.report != nil {
+				fmt.Fprintln(o.report, r)
+			}
+			return r.String(), err
+		}}
 	for _, r := range rules {
 		if _, err := c.ctl.AddFault("flag", r.String()); err != nil {
 			return nil, fmt.Errorf("-fault %s: %w", r, err)
@@ -100,7 +134,7 @@ func startControls(sys *system.System, o controlOptions, rules []faults.Rule, ga
 // /metrics and the dashboard at / (the root path alone) and /dashboard on
 // the gateway's address, all behind the admin guard.
 func (c *controls) mount(sys *system.System, addr string, labs []string) error {
-	h, err := admin.New(admin.Config{Addr: addr, Controls: c.ctl, Runner: c.runner})
+	h, err := admin.New(admin.Config{Addr: addr, Controls: c.ctl, Runner: c.runner, Check: c.check, Crash: c.crash})
 	if err != nil {
 		return err
 	}

@@ -364,8 +364,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if live != nil {
 		live.Attach(sys, w)
 	}
-	c, err := startControls(sys, controlOptions{seed: opts.seed, load: opts.load, scenario: opts.scenario, scale: scale,
-		addr: sys.Network.TCPAddr("gateway"), labs: opts.plan.labLines(), live: live}, opts.faults, w.GameDay)
+	co := controlOptions{seed: opts.seed, load: opts.load, scenario: opts.scenario, scale: scale,
+		addr: sys.Network.TCPAddr("gateway"), labs: opts.plan.labLines(), live: live, report: stdout}
+	if opts.service == "gateway" {
+		co.crash = crashPeers(opts.peers)
+	}
+	c, err := startControls(sys, co, opts.faults, w.GameDay)
 	if err != nil {
 		sys.Close()
 		if errors.Is(err, faults.ErrUnknownTarget) {
@@ -376,6 +380,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if opts.service == "" {
 		fmt.Fprint(stdout, banner(sys.GatewayURL(), opts))
 	} else {
+		go watchPeers(ctx, opts.peers, c.ctl.Log)
 		fmt.Fprintf(stdout, "gateway listening on %s (pid %d): GraphQL at %s, admin API at %s/admin/\n",
 			sys.Network.TCPAddr("gateway"), os.Getpid(), sys.GatewayURL(), strings.TrimSuffix(sys.GatewayURL(), "/graphql"))
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/links"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/scenario"
 	"github.com/gophereats/resilience/fooddelivery/supervisor"
 	"github.com/gophereats/resilience/fooddelivery/system"
 )
@@ -99,25 +101,34 @@ func serveOne(ctx context.Context, sys *system.System, opts options, stdout, std
 		}
 	}
 	addr := sys.Network.TCPAddr(opts.service)
-	snap, err := admin.Guard(addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet {
-			w.Header().Set("Allow", "GET")
-			http.Error(w, snapshotPath+" is read with GET", http.StatusMethodNotAllowed)
-			return
+	started := time.Now()
+	for path, h := range map[string]http.HandlerFunc{
+		snapshotPath: func(w http.ResponseWriter, r *http.Request) {
+			raw, err := sys.Metrics.Snapshot().MarshalWire()
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(raw)
+		},
+		processPath: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(processInfo{Service: opts.service, PID: os.Getpid(), Started: started})
+		},
+		crashPath: func(w http.ResponseWriter, r *http.Request) { serveCrash(w, r, sys.Faults, opts.service) },
+	} {
+		method := http.MethodGet
+		if path == crashPath {
+			method = http.MethodPost
 		}
-		raw, err := sys.Metrics.Snapshot().MarshalWire()
+		g, err := admin.Guard(addr, onlyMethod(method, path, h))
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
+			return err
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(raw)
-	}))
-	if err != nil {
-		return err
-	}
-	if err := sys.Mount(snapshotPath, snap); err != nil {
-		return err
+		if err := sys.Mount(path, g); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "%s listening on %s (pid %d)\n", opts.service, addr, os.Getpid())
 	if gw, ok := opts.peers["gateway"]; ok {
@@ -143,10 +154,190 @@ func waitForPeers(ctx context.Context, peers map[string]string, limit time.Durat
 	}
 }
 
-// snapshotPath is where a process of -processes other than the gateway's
-// serves its counters (fooddelivery.Snapshot.MarshalWire), for the
-// gateway's process to add to its dashboard and /metrics.
-const snapshotPath = "/admin/snapshot"
+// The routes a process of -processes other than the gateway's serves,
+// behind the admin guard: its counters (fooddelivery.Snapshot.MarshalWire),
+// for the gateway's process to add to its dashboard and /metrics; which
+// process it is (processInfo), for the gateway's process to see crashes
+// and restarts; and a crash on request (POST /admin/crash on the gateway
+// passes it on).
+const (
+	snapshotPath = "/admin/snapshot"
+	processPath  = "/admin/process"
+	crashPath    = "/admin/crash"
+)
+
+// processInfo is what processPath answers: the service, its pid and when
+// it started.
+type processInfo struct {
+	Service string    `json:"service"`
+	PID     int       `json:"pid"`
+	Started time.Time `json:"started"`
+}
+
+// onlyMethod answers requests with method by h, and others 405.
+func onlyMethod(method, path string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != method {
+			w.Header().Set("Allow", method)
+			http.Error(w, path+" takes "+method, http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// crashDelay is how long a process asked to crash now waits, so that its
+// 202 leaves first.
+const crashDelay = 50 * time.Millisecond
+
+// serveCrash is a process's own POST /admin/crash: {"when": "now"} kills
+// it after crashDelay; {"when": "next-charge"} (payment only) arms in to
+// kill it in its next charge, after the charge is stored.
+func serveCrash(w http.ResponseWriter, r *http.Request, in *faults.Injector, service string) {
+	var body struct {
+		When string `json:"when"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 4096)).Decode(&body); err != nil {
+		fooddelivery.WriteError(w, http.StatusBadRequest, "bad_json", `the body is not {"when": "now"}: `+err.Error())
+		return
+	}
+	switch {
+	case body.When == admin.CrashNow:
+		fooddelivery.WriteJSON(w, http.StatusAccepted, map[string]string{"service": service, "when": body.When})
+		go func() {
+			time.Sleep(crashDelay)
+			crashNow()
+		}()
+	case body.When == admin.CrashNextCharge && service == "payment":
+		if err := in.CrashNext("payment", "POST /charges"); err != nil {
+			fooddelivery.WriteError(w, http.StatusConflict, "invalid_crash", err.Error())
+			return
+		}
+		fooddelivery.WriteJSON(w, http.StatusAccepted, map[string]string{"service": service, "when": body.When})
+	default:
+		fooddelivery.WriteError(w, http.StatusBadRequest, "invalid_crash",
+			fmt.Sprintf(`%s cannot crash %s: "when" is %q, or %q for payment`, service, fooddelivery.Quote(body.When), admin.CrashNow, admin.CrashNextCharge))
+	}
+}
+
+// crashPeers returns the gateway's admin.Config.Crash in -processes and
+// compose: the gateway's own process is killed after crashDelay, any
+// other's is asked through its own crashPath at its address in peers
+// (not through Toxiproxy, whose faults must not stop a crash).
+func crashPeers(peers map[string]string) func(ctx context.Context, service, when string) error {
+	hc := &http.Client{Timeout: 2 * time.Second}
+	return func(ctx context.Context, service, when string) error {
+		if service == "gateway" {
+			go func() {
+				time.Sleep(crashDelay)
+				crashNow()
+			}()
+			return nil
+		}
+		addr, ok := peers[service]
+		if !ok {
+			return fmt.Errorf("%w: the system has no process %s; processes are %s", admin.ErrCrash, fooddelivery.Quote(service), strings.Join(instanceNames(), ", "))
+		}
+		body, _ := json.Marshal(map[string]string{"when": when})
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+crashPath, strings.NewReader(string(body)))
+		if err != nil {
+			return err
+		}
+		req.Host = loopbackHost(addr)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			return fmt.Errorf("%w: %s does not answer at %s (%v): it may be down or restarting already", admin.ErrCrash, service, addr, err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+			return fmt.Errorf("%w: %s answered %s: %s", admin.ErrCrash, service, resp.Status, strings.TrimSpace(string(msg)))
+		}
+		return nil
+	}
+}
+
+// watchEvery is how often the gateway's process asks each other process
+// which it is.
+const watchEvery = 250 * time.Millisecond
+
+// watchPeers logs each crash and restart of the processes at peers into
+// log (which the dashboard shows), until ctx is done: a process that
+// stops answering processPath, and the same service answering again,
+// with its new pid.
+func watchPeers(ctx context.Context, peers map[string]string, log *scenario.Log) {
+	hc := &http.Client{Timeout: 500 * time.Millisecond}
+	defer hc.CloseIdleConnections()
+	type state struct {
+		seen     bool // answered once
+		up       bool
+		pid      int
+		downedAt time.Time
+	}
+	states := map[string]*state{}
+	watching := time.Now()
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for name, addr := range peers {
+			st := states[name]
+			if st == nil {
+				st = &state{}
+				states[name] = st
+			}
+			info, err := askProcess(ctx, hc, addr)
+			if ctx.Err() != nil {
+				return
+			}
+			switch {
+			case err != nil && st.up:
+				st.up, st.downedAt = false, time.Now()
+				log.Add(scenario.KindCrash, "supervisor", fmt.Sprintf("%s stopped answering (pid %d)", name, st.pid))
+			case err == nil && st.seen && info.PID != st.pid:
+				if st.up { // it died and came back between two looks
+					st.downedAt = info.Started
+					log.Add(scenario.KindCrash, "supervisor", fmt.Sprintf("%s stopped answering (pid %d)", name, st.pid))
+				}
+				log.Add(scenario.KindRestart, "supervisor", fmt.Sprintf("%s restarted: pid %d, answering %.1f s after it stopped",
+					name, info.PID, max(0, time.Since(st.downedAt).Seconds())))
+			case err == nil && !st.seen && info.Started.After(watching):
+				// it started after the watch began: it died and came back
+				// before the first look
+				log.Add(scenario.KindCrash, "supervisor", fmt.Sprintf("%s stopped answering", name))
+				log.Add(scenario.KindRestart, "supervisor", fmt.Sprintf("%s restarted: pid %d", name, info.PID))
+			case err == nil && st.seen && !st.up:
+				log.Add(scenario.KindRestart, "supervisor", fmt.Sprintf("%s answers again (pid %d, not restarted)", name, info.PID))
+			}
+			if err == nil {
+				st.seen, st.up, st.pid = true, true, info.PID
+			}
+		}
+	}
+}
+
+func askProcess(ctx context.Context, hc *http.Client, addr string) (processInfo, error) {
+	var info processInfo
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+processPath, nil)
+	if err != nil {
+		return info, err
+	}
+	req.Host = loopbackHost(addr)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return info, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return info, errors.New(resp.Status)
+	}
+	return info, json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&info)
+}
 
 // addSources makes the snapshots of sys (the gateway's process) include
 // those of the processes at peers.

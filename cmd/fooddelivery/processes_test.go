@@ -22,6 +22,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gophereats/resilience/fooddelivery/checker"
+	"github.com/gophereats/resilience/fooddelivery/scenario"
 	"github.com/gophereats/resilience/fooddelivery/system"
 )
 
@@ -453,4 +455,122 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// admin sends one request to the gateway's admin API and decodes its
+// JSON answer; it returns the status.
+func (p *processes) admin(t *testing.T, method, path, body string, out any) int {
+	t.Helper()
+	req, _ := http.NewRequest(method, strings.TrimSuffix(p.url, "/graphql")+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := p.client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	if out != nil {
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(out))
+	}
+	return resp.StatusCode
+}
+
+// changes are the descriptions in the gateway's change log of kind.
+func (p *processes) changes(t *testing.T, kind string) []string {
+	t.Helper()
+	var log struct {
+		Changes []scenario.Change `json:"changes"`
+	}
+	require.Equal(t, http.StatusOK, p.admin(t, "GET", "/admin/changes", "", &log))
+	var out []string
+	for _, c := range log.Changes {
+		if c.Kind == kind {
+			out = append(out, c.Description)
+		}
+	}
+	return out
+}
+
+// check runs the checker through GET /admin/check, waiting while a
+// service it reads is still restarting.
+func (p *processes) check(t *testing.T) (rep checker.Report, summary string) {
+	t.Helper()
+	waitFor(t, "the checker to read payment and the orders", func() bool {
+		var out struct {
+			Summary string         `json:"summary"`
+			Report  checker.Report `json:"report"`
+		}
+		if p.admin(t, "GET", "/admin/check", "", &out) != http.StatusOK {
+			return false
+		}
+		rep, summary = out.Report, out.Summary
+		return true
+	})
+	return rep, summary
+}
+
+// crashPayments asks for payment to be killed in its next charge, n
+// times, each after payment is back from the one before; the customers
+// (-load) keep checking out. It returns how many restarts the change log
+// showed.
+func (p *processes) crashPayments(t *testing.T, n int) int {
+	t.Helper()
+	restarts := func() int {
+		k := 0
+		for _, d := range p.changes(t, scenario.KindRestart) {
+			if strings.HasPrefix(d, "payment restarted: pid ") {
+				k++
+			}
+		}
+		return k
+	}
+	for i := range n {
+		require.Equal(t, http.StatusAccepted, p.admin(t, "POST", "/admin/crash", `{"service": "payment", "when": "next-charge"}`, nil))
+		waitFor(t, fmt.Sprintf("payment's restart %d after a crash in its next charge", i+1), func() bool { return restarts() > i })
+	}
+	return restarts()
+}
+
+// POST /admin/crash kills a process now or in payment's next charge; the
+// change log (the dashboard's) shows each crash and each restart; and
+// the checker, run after crashes in the middle of charges under load,
+// finds no double charge, lost paid order or reused id with idempotency
+// keys, and finds the doubles without them.
+func TestProcessesCrashOnRequestAndTheCheckerJudges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts nine processes")
+	}
+	exe := buildCommand(t)
+	keyed := startProcesses(t, exe, "-lab", "08=solution", "-restart-delay", "50ms", "-load", "40", "-latency", "off")
+	before := keyed.pids()["courier"]
+	require.Equal(t, http.StatusAccepted, keyed.admin(t, "POST", "/admin/crash", `{"service": "courier"}`, nil))
+	waitFor(t, "the change log to show courier's crash and restart", func() bool {
+		return len(keyed.changes(t, scenario.KindRestart)) > 0
+	})
+	crashes := keyed.changes(t, scenario.KindCrash)
+	require.Len(t, crashes, 2, "the admin's line and the watcher's")
+	assert.Equal(t, "crash: courier's process killed", crashes[0])
+	// The pid and the time down are known when the watcher saw courier
+	// before it died (it looks every 250 ms).
+	assert.Regexp(t, fmt.Sprintf(`^courier stopped answering( \(pid %d\))?$`, before), crashes[1])
+	waitFor(t, "courier's new pid in the supervisor's output", func() bool { return keyed.pids()["courier"] != before })
+	assert.Regexp(t, fmt.Sprintf(`^courier restarted: pid %d(, answering \d+\.\d s after it stopped)?$`, keyed.pids()["courier"]),
+		keyed.changes(t, scenario.KindRestart)[0])
+
+	restarts := keyed.crashPayments(t, 4)
+	rep, summary := keyed.check(t)
+	t.Logf("with keys, %d crashes of payment mid-charge: %s", restarts, summary)
+	assert.Positive(t, rep.Placed, "the customers placed orders")
+	assert.True(t, rep.OK(), "with idempotency keys on disk nothing is charged twice, lost or reused: %s", summary)
+	assert.Zero(t, rep.DoubleCharges, summary)
+
+	naive := startProcesses(t, exe, "-lab", "08=naive", "-restart-delay", "50ms", "-load", "40", "-latency", "off")
+	for i := 0; i < 8; i++ {
+		naive.crashPayments(t, 1)
+		if rep, _ = naive.check(t); rep.DoubleCharges > 0 {
+			break
+		}
+	}
+	rep, summary = naive.check(t)
+	t.Logf("without keys: %s", summary)
+	assert.Positive(t, rep.DoubleCharges, "without keys a retry after the crash charges again: %s", summary)
+	assert.Contains(t, summary, "DOUBLE CHARGES (")
+	assert.Contains(t, summary, "idempotency key")
 }

@@ -24,6 +24,8 @@
 //	GET    /admin/gameday                     {"features": {"menu": false, "eta": true, ...}}
 //	PUT    /admin/gameday                     {"features": {"eta": true}}: the features set to true are forced, all others released
 //	GET    /admin/changes?after=N             {"changes": [scenario.Change]}: the log, oldest first, after Seq N
+//	GET    /admin/check                       {"ok", "summary", "report": checker.Report}: what customers were told against what was stored
+//	POST   /admin/crash                       {"service": "payment", "when": "now"|"next-charge"} -> 202 {"crash": {...}} (-processes only)
 //
 // Errors are {"error": {"code": "...", "message": "..."}} with a message
 // that says what to do.
@@ -41,6 +43,7 @@
 package admin
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,6 +54,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/checker"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
 )
 
@@ -72,7 +76,27 @@ type Config struct {
 	Runner *scenario.Runner
 	// MaxBodyBytes bounds request bodies; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// Check runs the checker (package checker) against the running system;
+	// nil means GET /admin/check answers 501 not_wired. It must bound its
+	// own time by ctx.
+	Check func(ctx context.Context) (checker.Report, error)
+	// Crash kills service's process, now or in the middle of its next
+	// charge (when is CrashNow or CrashNextCharge), and returns an error
+	// wrapping ErrCrash that says why it cannot; nil means POST
+	// /admin/crash answers 409: in one process a crash would end the whole
+	// system.
+	Crash func(ctx context.Context, service, when string) error
 }
+
+// The "when" values of POST /admin/crash.
+const (
+	CrashNow        = "now"         // kill the process at once
+	CrashNextCharge = "next-charge" // kill payment after its next charge is stored, before the answer
+)
+
+// ErrCrash wraps the reasons Config.Crash gives for not crashing a
+// process (an unknown service, a process that does not answer).
+var ErrCrash = errors.New("admin: cannot crash")
 
 // By is what the admin API writes in Change.By.
 const By = "admin"
@@ -144,6 +168,8 @@ func (a *api) routes() []route {
 		{"GET", "/admin/gameday", "lab 07's game-day switch: which features are forced onto their fallback", a.getGameDay},
 		{"PUT", "/admin/gameday", `set the whole switch: {"features": {"menu": true}}; features not set to true are released`, a.putGameDay},
 		{"GET", "/admin/changes", "the change log, oldest first; ?after=N for the changes after number N", a.changes},
+		{"GET", "/admin/check", "the checker: checkouts answered as placed against payment's ledger and the orders (double charges, lost paid orders, reused ids)", a.check},
+		{"POST", "/admin/crash", `kill a service's process as SIGKILL does: {"service": "payment", "when": "now"} or "next-charge" (after the charge is stored, before the answer); -processes only`, a.crash},
 	}
 }
 

@@ -3,6 +3,8 @@ package admin_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/admin"
+	"github.com/gophereats/resilience/fooddelivery/checker"
 	"github.com/gophereats/resilience/fooddelivery/gateway"
 	"github.com/gophereats/resilience/fooddelivery/loadgen"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
@@ -34,7 +37,7 @@ type rig struct {
 	log *scenario.Log
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t *testing.T, configure ...func(*admin.Config)) *rig {
 	t.Helper()
 	sys, err := system.Start(system.Config{})
 	require.NoError(t, err)
@@ -53,7 +56,11 @@ func newRig(t *testing.T) *rig {
 		cancel()
 		<-done
 	})
-	h, err := admin.New(admin.Config{Addr: host, Controls: ctl, Runner: run})
+	cfg := admin.Config{Addr: host, Controls: ctl, Runner: run}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	h, err := admin.New(cfg)
 	require.NoError(t, err)
 	require.NoError(t, sys.Mount("/admin", h))
 	return &rig{sys: sys, gen: gen, log: log}
@@ -385,7 +392,7 @@ func TestBadInputGetsClearErrors(t *testing.T) {
 
 		r = rg.send(t, "GET", "/admin/", "")
 		require.Equal(t, 200, r.status)
-		assert.Len(t, r.body["routes"], 13)
+		assert.Len(t, r.body["routes"], 15)
 		assert.Equal(t, 200, rg.send(t, "GET", "/admin", "").status)
 		assert.Empty(t, rg.specs(t))
 		// After the 413, net/http closes that connection and lingers half a
@@ -402,4 +409,71 @@ func TestNewRefusesABadConfig(t *testing.T) {
 	}
 	_, err := admin.New(admin.Config{Addr: host, Controls: ctl})
 	assert.Error(t, err, "Controls without a fault injector")
+}
+
+func TestCheckAndCrashNeedTheirHooksAndCheckTheirInput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rg := newRig(t)
+		r := rg.send(t, "GET", "/admin/check", "")
+		assert.Equal(t, 501, r.status, r.raw)
+		r = rg.send(t, "POST", "/admin/crash", `{"service": "payment"}`)
+		assert.Equal(t, 409, r.status, r.raw)
+		assert.Equal(t, "needs_processes", r.code())
+		assert.Contains(t, r.message(), "-processes")
+	})
+	synctest.Test(t, func(t *testing.T) {
+		var crashed []string
+		rep := checker.Report{Placed: 3, Charged: 3, DoubleCharges: 1, DoubleChargedIDs: []string{"o-2"}}
+		var down bool
+		rg := newRig(t, func(c *admin.Config) {
+			c.Check = func(context.Context) (checker.Report, error) {
+				if down {
+					return checker.Report{}, errors.New("payment's ledger: connection refused")
+				}
+				return rep, nil
+			}
+			c.Crash = func(_ context.Context, service, when string) error {
+				if service == "paymnet" {
+					return fmt.Errorf("%w: no service %q", admin.ErrCrash, service)
+				}
+				crashed = append(crashed, service+" "+when)
+				return nil
+			}
+		})
+		r := rg.send(t, "GET", "/admin/check", "")
+		require.Equal(t, 200, r.status, r.raw)
+		assert.Equal(t, false, r.body["ok"])
+		assert.Contains(t, r.body["summary"], "1 double charges")
+		down = true
+		r = rg.send(t, "GET", "/admin/check", "")
+		assert.Equal(t, 503, r.status, r.raw)
+		assert.Contains(t, r.message(), "judged nothing: payment's ledger: connection refused")
+
+		for _, c := range []struct{ body, code, says string }{
+			{`{}`, "invalid_crash", `"service" is missing`},
+			{`{"service": "payment", "when": "later"}`, "invalid_crash", `"when" is "later"`},
+			{`{"service": "order", "when": "next-charge"}`, "invalid_crash", "is for payment"},
+			{`{"service": "paymnet"}`, "invalid_crash", `no service "paymnet"`},
+			{`{"service": 7}`, "bad_json", ""},
+		} {
+			r = rg.send(t, "POST", "/admin/crash", c.body)
+			assert.Equal(t, 400, r.status, c.body)
+			assert.Equal(t, c.code, r.code(), c.body)
+			assert.Contains(t, r.message(), c.says, c.body)
+		}
+		assert.Empty(t, crashed, "no bad request crashed anything")
+		r = rg.send(t, "POST", "/admin/crash", `{"service": "payment", "when": "next-charge"}`)
+		assert.Equal(t, 202, r.status, r.raw)
+		r = rg.send(t, "POST", "/admin/crash", `{"service": "courier"}`)
+		assert.Equal(t, 202, r.status, r.raw)
+		assert.Equal(t, []string{"payment next-charge", "courier now"}, crashed)
+		var logged []string
+		for _, c := range rg.log.Changes(0) {
+			if c.Kind == scenario.KindCrash {
+				logged = append(logged, c.Description)
+			}
+		}
+		assert.Equal(t, []string{"crash: payment's process will be killed after its next charge is stored, before the answer",
+			"crash: courier's process killed"}, logged, "the change log (and so the dashboard) shows each crash")
+	})
 }

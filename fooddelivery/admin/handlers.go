@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/loadgen"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
@@ -309,4 +310,64 @@ func (a *api) changes(w http.ResponseWriter, r *http.Request) {
 		after = n
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"changes": a.ctl.Log.Changes(after)})
+}
+
+func (a *api) check(w http.ResponseWriter, r *http.Request) {
+	if a.cfg.Check == nil {
+		writeError(w, http.StatusNotImplemented, "not_wired", "this system has no checker wired in")
+		return
+	}
+	rep, err := a.cfg.Check(r.Context())
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "check_unavailable",
+			"the checker could not read the system, so it judged nothing: "+err.Error()+"; try again once every service answers")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": rep.OK(), "summary": rep.String(), "report": rep})
+}
+
+func (a *api) crash(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Service string `json:"service"`
+		When    string `json:"when"`
+	}
+	if !a.decode(w, r, &in, false) {
+		return
+	}
+	if a.cfg.Crash == nil {
+		writeError(w, http.StatusConflict, "needs_processes",
+			"a crash kills one service's process, and here every service shares this one: start the system with -processes")
+		return
+	}
+	if in.When == "" {
+		in.When = CrashNow
+	}
+	switch {
+	case strings.TrimSpace(in.Service) == "":
+		writeError(w, http.StatusBadRequest, "invalid_crash", `"service" is missing: send {"service": "payment", "when": "now"}`)
+		return
+	case in.When != CrashNow && in.When != CrashNextCharge:
+		writeError(w, http.StatusBadRequest, "invalid_crash",
+			fmt.Sprintf(`"when" is %s; it is %q (at once) or %q (payment, after its next charge is stored and before the answer)`,
+				fooddelivery.Quote(in.When), CrashNow, CrashNextCharge))
+		return
+	case in.When == CrashNextCharge && in.Service != "payment":
+		writeError(w, http.StatusBadRequest, "invalid_crash",
+			fmt.Sprintf(`"when": %q is for payment, which charges; %s is crashed with "when": %q`, CrashNextCharge, fooddelivery.Quote(in.Service), CrashNow))
+		return
+	}
+	if err := a.cfg.Crash(r.Context(), in.Service, in.When); err != nil {
+		if errors.Is(err, ErrCrash) {
+			writeError(w, http.StatusBadRequest, "invalid_crash", err.Error())
+			return
+		}
+		fail(w, err)
+		return
+	}
+	what := in.Service + "'s process killed"
+	if in.When == CrashNextCharge {
+		what = "payment's process will be killed after its next charge is stored, before the answer"
+	}
+	a.ctl.Log.Add(scenario.KindCrash, By, "crash: "+what)
+	writeJSON(w, http.StatusAccepted, map[string]any{"crash": in})
 }

@@ -189,6 +189,8 @@ type Injector struct {
 	tcp bool
 	// crash kills this process (SetCrash); nil refuses Crash rules.
 	crash func()
+	// armed are the routes CrashNext armed, by instance or service.
+	armed map[ruleKey]bool
 	// baseline are the rules of SetBaseline: what applies where no rule
 	// matches.
 	baseline map[ruleKey]*rule
@@ -226,6 +228,40 @@ func (in *Injector) SetCrash(kill func()) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.crash = kill
+}
+
+// CrashNext arms a crash of this process in the next request to service
+// (an instance or service name) and route ("POST /charges"): the handler
+// runs to completion (a charge is stored), and the process is killed
+// before the answer leaves, once. It returns an error wrapping ErrInvalid
+// when SetCrash was not called, or route is empty.
+func (in *Injector) CrashNext(service, route string) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.crash == nil {
+		return fmt.Errorf("%w: crash kills the service's process, which only -processes runs apart", ErrInvalid)
+	}
+	if route == "" {
+		return fmt.Errorf("%w: CrashNext needs a route (\"POST /charges\")", ErrInvalid)
+	}
+	if in.armed == nil {
+		in.armed = map[ruleKey]bool{}
+	}
+	in.armed[ruleKey{service, route}] = true
+	return nil
+}
+
+// takeArmed disarms and reports a crash armed for instance and route.
+func (in *Injector) takeArmed(instance, route string) (kill func(), ok bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, k := range [...]ruleKey{{instance, route}, {fooddelivery.ServiceOf(instance), route}} {
+		if in.armed[k] {
+			delete(in.armed, k)
+			return in.crash, true
+		}
+	}
+	return nil, false
 }
 
 // SetTCP tells the Injector that Toxiproxy stands between the processes
@@ -522,6 +558,12 @@ func (in *Injector) serve(instance, route string, next http.Handler, w http.Resp
 		// which read gets which draw does not hang on the order in which
 		// they arrive.
 		id += "\x00" + r.URL.Path
+	}
+	if kill, ok := in.takeArmed(instance, route); ok {
+		next.ServeHTTP(newRecorder(w), r)
+		kill()
+		dropConnection(w) // a kill that returns (a test's) still sends nothing
+		return
 	}
 	rl, key, n := in.match(instance, route, id)
 	if rl == nil || rl.tcp {

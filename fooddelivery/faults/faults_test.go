@@ -832,6 +832,27 @@ func TestCrashRunsTheHandlerThenKills(t *testing.T) {
 	})
 }
 
+// CrashNext kills the process in the next request to its route, once,
+// after the handler ran; it needs SetCrash and a route.
+func TestCrashNextKillsOnceAfterTheHandler(t *testing.T) {
+	assert.ErrorContains(t, faults.New(1, nil).CrashNext("payment", charges), "-processes")
+	synctest.Test(t, func(t *testing.T) {
+		rg := newRig(t, 1, "payment")
+		killed := 0
+		rg.inj.SetCrash(func() { killed++ })
+		assert.ErrorIs(t, rg.inj.CrashNext("payment", ""), faults.ErrInvalid)
+		require.NoError(t, rg.inj.CrashNext("payment", charges))
+		res := rg.call(t.Context(), "payment", charges, "req-1")
+		assert.Error(t, res.err, "no answer left")
+		assert.Equal(t, 1, killed)
+		assert.EqualValues(t, 1, rg.ran("payment", charges), "the charge ran before the kill")
+		res = rg.call(t.Context(), "payment", charges, "req-2")
+		assert.NoError(t, res.err, "armed once: the next charge is answered")
+		assert.Equal(t, 1, killed)
+		assert.Empty(t, rg.inj.List(), "arming is not a rule")
+	})
+}
+
 // The baseline (the services' usual latencies) applies where no rule
 // does: a rule takes over while it stays, and the rule list, Applied and
 // ClearAll never see the baseline.

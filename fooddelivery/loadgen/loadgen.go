@@ -98,6 +98,9 @@ type Answer struct {
 	Code string
 	// Partial is true for a failed answer that still carried data.
 	Partial bool
+	// OrderID is the order's id for a checkout answered as placed
+	// (status PLACED), else "".
+	OrderID string
 }
 
 // Generator sends simulated customers' requests. Create one with New; its
@@ -389,7 +392,7 @@ func (g *Generator) do(ctx context.Context, n int64, v Visit) {
 	resp, _, err := gateway.DoRequest(rctx, g.client, g.url, v.Token, gateway.Request{Query: v.Query, Variables: v.Variables})
 	took := time.Since(start)
 
-	code, partial := "", false
+	code, partial, placed := "", false, ""
 	switch {
 	case (err != nil || resp == nil || len(resp.Errors) > 0) && ctx.Err() != nil:
 		code = codeCancelled // the Generator is stopping: not the system's failure
@@ -409,6 +412,9 @@ func (g *Generator) do(ctx context.Context, n int64, v Visit) {
 			code = fooddelivery.OrderPaymentKO
 		} else if out.PlaceOrder.ID != "" {
 			g.remember(placedOrder{id: out.PlaceOrder.ID, token: v.Token})
+			if out.PlaceOrder.Status == fooddelivery.OrderPlaced {
+				placed = out.PlaceOrder.ID
+			}
 		}
 	}
 
@@ -416,7 +422,7 @@ func (g *Generator) do(ctx context.Context, n int64, v Visit) {
 	g.stats[v.Action].done(code, partial, took)
 	g.mu.Unlock()
 	if g.observe != nil && code != codeCancelled {
-		g.observe(Answer{Action: v.Action, Start: start, Took: took, Code: code, Partial: partial})
+		g.observe(Answer{Action: v.Action, Start: start, Took: took, Code: code, Partial: partial, OrderID: placed})
 	}
 }
 

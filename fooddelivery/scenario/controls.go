@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -40,6 +41,11 @@ type Controls struct {
 	Load    *loadgen.Generator
 	GameDay *fooddelivery.GameDay
 	Log     *Log
+	// Check, when set, compares what customers were told with what the
+	// system stored and returns its findings in one line
+	// (checker.Report.String); the Runner calls it when a scenario with
+	// Scenario.Check ends. It must bound its own time by ctx.
+	Check func(ctx context.Context) (string, error)
 }
 
 // AddFault parses spec in the -fault flag syntax (faults.Parse) and sets

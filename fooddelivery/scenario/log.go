@@ -15,6 +15,9 @@ const (
 	KindScenarioStopped  = "scenario-stopped"  // a scenario was stopped before its end
 	KindScenarioFinished = "scenario-finished" // a scenario ran to its end
 	KindScenarioFailed   = "scenario-failed"   // a scenario's step could not be applied
+	KindCheck            = "check"             // the checker's findings after a scenario (Scenario.Check)
+	KindCrash            = "crash"             // a process stopped answering, or was killed on purpose
+	KindRestart          = "restart"           // a process answers again after a crash
 )
 
 // Change is one entry of the change log.

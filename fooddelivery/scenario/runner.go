@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -316,7 +317,21 @@ func (r *Runner) end(rn *run, state string, err error) {
 		c.Log.Add(KindScenarioFailed, rn.by, "scenario "+rn.sc.Name+" failed at "+err.Error()+"; what it changed is put back")
 	}
 	r.run = nil
+	if rn.sc.Check && c.Check != nil && state != StateFailed {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+			defer cancel()
+			line, err := c.Check(ctx)
+			if err != nil {
+				line = "the checker could not read the system, so it judged nothing: " + err.Error()
+			}
+			c.Log.Add(KindCheck, rn.by, "after scenario "+rn.sc.Name+": "+line)
+		}()
+	}
 }
+
+// checkTimeout bounds the checker's run after a scenario.
+const checkTimeout = 30 * time.Second
 
 func sameRule(now faults.Rule, ok bool, want *faults.Rule) bool {
 	if !ok || want == nil {

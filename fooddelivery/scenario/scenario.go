@@ -45,6 +45,9 @@ type Scenario struct {
 	// Processes says that the scenario needs each service in its own
 	// process (cmd/fooddelivery -processes): it kills one.
 	Processes bool
+	// Check says that when the scenario ends (finished or stopped) the
+	// Runner runs Controls.Check and logs what it found (KindCheck).
+	Check bool
 }
 
 // Follower follows a scenario as a Runner plays it. The Runner calls
@@ -158,7 +161,9 @@ var baseline = &Load{Rate: 20, AtLeast: true}
 //     concurrency limit of 100 can hold.
 //   - payment-crash (with cmd/fooddelivery -processes only): for one
 //     minute payment's process is killed in the middle of one charge in
-//     ten, after the charge is stored, and restarted.
+//     ten, after the charge is stored, and restarted; at its end the
+//     checker (Controls.Check) counts double charges, lost paid orders
+//     and reused ids.
 //   - lost-payment-responses: for one minute payment charges the card
 //     and then loses 30% of its answers.
 //
@@ -227,9 +232,11 @@ func Builtin() []Scenario {
 		{
 			Name:      "payment-crash",
 			Processes: true,
+			Check:     true,
 			Description: "Needs -processes. For one minute payment's process is killed (as by SIGKILL) in the middle of one charge in ten, " +
 				"after the charge is stored and before its answer leaves, and restarted by the supervisor. Watch checkouts fail while it is down, " +
-				"and whether a retry after the restart charges the card again: with idempotency keys and -data, the journal replays the first charge.",
+				"and whether a retry after the restart charges the card again: with idempotency keys and -data, the journal replays the first charge. " +
+				"At the end the checker compares what customers were told with payment's ledger and the orders: double charges, lost paid orders, reused ids.",
 			Steps: []Step{
 				{At: 0, Load: baseline, Note: "customers browse and order"},
 				{At: 5 * time.Second, Fault: "payment:POST /charges=crash,p=0.1", Note: "payment crashes in the middle of one charge in ten"},
