@@ -23,13 +23,14 @@ import (
 // stack is a run of compose.yaml under its own project name and port.
 type stack struct {
 	dir, project, port string
+	toxiproxy          string // the published port of Toxiproxy's API
 	p                  *processes // its checkout helpers, on the published port
 }
 
 func (s *stack) compose(t *testing.T, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("docker-compose", append([]string{"-f", filepath.Join(s.dir, "compose.yaml"), "-p", s.project}, args...)...)
-	cmd.Env = append(os.Environ(), "FOODDELIVERY_PORT="+s.port)
+	cmd.Env = append(os.Environ(), "FOODDELIVERY_PORT="+s.port, "TOXIPROXY_PORT="+s.toxiproxy)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "docker-compose %s:\n%s", strings.Join(args, " "), out)
 	return string(out)
@@ -81,11 +82,15 @@ func TestComposeStackSurvivesPaymentCrashes(t *testing.T) {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "the static binary for the image: %s", out)
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	_, port, _ := net.SplitHostPort(l.Addr().String())
-	l.Close()
-	s := &stack{dir: dir, project: fmt.Sprintf("fdtest%d", os.Getpid()), port: port}
+	freePort := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer l.Close()
+		_, port, _ := net.SplitHostPort(l.Addr().String())
+		return port
+	}
+	port := freePort()
+	s := &stack{dir: dir, project: fmt.Sprintf("fdtest%d", os.Getpid()), port: port, toxiproxy: freePort()}
 	s.p = &processes{url: "http://127.0.0.1:" + port + "/graphql", client: &http.Client{Timeout: 20 * time.Second}}
 	defer func() {
 		if t.Failed() {
@@ -97,6 +102,19 @@ func TestComposeStackSurvivesPaymentCrashes(t *testing.T) {
 	s.compose(t, "up", "--build", "-d")
 	waitFor(t, "the stack's gateway to place an order", func() bool { return s.p.checkout() == "PLACED" })
 	t.Logf("compose stack built, up and serving checkouts %.1fs after up", time.Since(start).Seconds())
+
+	// The order service reaches payment through Toxiproxy's container: a
+	// refuse rule set on the gateway stops that link's proxy.
+	resp, err := s.p.client.Get("http://127.0.0.1:" + s.toxiproxy + "/proxies/order-payment")
+	require.NoError(t, err)
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "Toxiproxy's API, published on 127.0.0.1: %s", raw)
+	assert.Contains(t, string(raw), `"upstream":"payment:9103"`)
+	s.p.fault(t, "payment=refuse")
+	waitFor(t, "checkouts to fail while Toxiproxy refuses the connections to payment", func() bool { return s.p.checkout() != "PLACED" })
+	s.p.unfault(t)
+	waitFor(t, "checkouts to succeed once the link is back", func() bool { return s.p.checkout() == "PLACED" })
 
 	s.compose(t, "kill", "payment")
 	assert.NotEqual(t, "PLACED", s.p.checkout(), "with payment's container killed, no checkout is paid")

@@ -113,6 +113,11 @@ Flags:
   -container        with -service, inside a container on a compose network (compose.yaml): listen on
                     -addr 0.0.0.0:PORT, and find peers by container name (-peer payment=payment:9104);
                     publish only the gateway's port, on 127.0.0.1 and the same number
+  -service toxiproxy  run only Toxiproxy with a proxy per link, as compose.yaml's toxiproxy
+                    container does: -peer gives every instance's address, -link from-to=addr where
+                    each link's proxy listens (one per link: gateway-auth, ..., order-payment, ...),
+                    -toxiproxy its API; it copies the gateway's fault rules as -processes does
+  -link from-to=addr  with -service toxiproxy: where that link's proxy listens; repeatable
   -tcp-faults       leave the faults on connections to Toxiproxy (-processes gives it to its children)
   -restart-delay d  with -processes: how long a child that died stays down before it is started
                     again (default %v)
@@ -243,6 +248,9 @@ type options struct {
 	// via are the addresses this process dials its peers through
 	// (-via, Toxiproxy's links from -processes); tcpFaults says that
 	// Toxiproxy applies the faults on connections (-tcp-faults);
+	// links are the listen addresses of -link, by link name, for
+	// -service toxiproxy.
+	links map[string]string
 	// toxiproxy is where -processes serves Toxiproxy's API.
 	via       map[string]string
 	tcpFaults bool
@@ -306,6 +314,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ctx, cancel = context.WithCancel(ctx)
 		defer cancel()
 		supervisor.WatchParent(cancel)
+	}
+	if opts.service == toxiproxyService {
+		return serveToxiproxy(ctx, opts, stdout)
 	}
 
 	w := opts.wire(nil)
@@ -424,6 +435,8 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&opts.restartDelay, "restart-delay", supervisor.DefaultRestartDelay, "")
 	fs.BoolVar(&opts.container, "container", false, "")
 	fs.StringVar(&opts.latency, "latency", "normal", "")
+	var linkSpecs peerFlags
+	fs.Var(&linkSpecs, "link", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return options{}, err
@@ -449,10 +462,15 @@ func parseFlags(args []string) (options, error) {
 			return options{}, err
 		}
 	}
-	if opts.service != "" && !slices.Contains(instanceNames(), opts.service) {
-		return options{}, usagef("-service %s: the system has no instance %s; instances are %s",
-			fooddelivery.Quote(opts.service), fooddelivery.Quote(opts.service), strings.Join(instanceNames(), ", "))
+	if opts.service != "" && opts.service != toxiproxyService && !slices.Contains(instanceNames(), opts.service) {
+		return options{}, usagef("-service %s: the system has no instance %s; instances are %s (and %s, the links' proxies)",
+			fooddelivery.Quote(opts.service), fooddelivery.Quote(opts.service), strings.Join(instanceNames(), ", "), toxiproxyService)
 	}
+	links, err := parseLinks(linkSpecs, opts.service, opts.container)
+	if err != nil {
+		return options{}, err
+	}
+	opts.links = links
 	if opts.restartDelay <= 0 || opts.restartDelay > time.Minute {
 		return options{}, usagef("-restart-delay %v: give a duration from 1ms to 1m", opts.restartDelay)
 	}

@@ -483,13 +483,7 @@ func runProcesses(ctx context.Context, args []string, opts options, stdout io.Wr
 			return fmt.Errorf("-processes: an address for %s: %w", name, err)
 		}
 	}
-	var ls []links.Link
-	for _, from := range []string{"gateway", "order"} {
-		for _, to := range callees(from) {
-			ls = append(ls, links.Link{From: from, To: to, Upstream: addrs[to]})
-		}
-	}
-	proxies, err := links.Start(opts.toxiproxy, ls)
+	proxies, err := links.Start(opts.toxiproxy, systemLinks(addrs, nil))
 	if err != nil {
 		return fmt.Errorf("-processes: Toxiproxy on the links between the processes: %w (pick another port with -toxiproxy 127.0.0.1:PORT)", err)
 	}
@@ -538,6 +532,92 @@ func runProcesses(ctx context.Context, args []string, opts options, stdout io.Wr
 	<-ctx.Done()
 	sup.Stop()
 	fmt.Fprintln(stdout, "stopped")
+	return nil
+}
+
+// toxiproxyService is the -service name of Toxiproxy's own process
+// (compose.yaml's toxiproxy container).
+const toxiproxyService = "toxiproxy"
+
+// systemLinks lists the links between the services, the gateway's first:
+// each to its callee's address in addrs, listening where listen says
+// (by link name; "" for a free loopback port).
+func systemLinks(addrs, listen map[string]string) []links.Link {
+	var ls []links.Link
+	for _, from := range []string{"gateway", "order"} {
+		for _, to := range callees(from) {
+			l := links.Link{From: from, To: to, Upstream: addrs[to]}
+			l.Listen = listen[l.Name()]
+			ls = append(ls, l)
+		}
+	}
+	return ls
+}
+
+// parseLinks reads the -link from-to=host:port flags, which only
+// -service toxiproxy takes, and which must then name every link once.
+func parseLinks(specs []string, service string, container bool) (map[string]string, error) {
+	if service != toxiproxyService {
+		if len(specs) > 0 {
+			return nil, usagef("-link says where a link's proxy listens, for -service %s only", toxiproxyService)
+		}
+		return nil, nil
+	}
+	var names []string
+	for _, l := range systemLinks(nil, nil) {
+		names = append(names, l.Name())
+	}
+	out := map[string]string{}
+	for _, spec := range specs {
+		name, addr, ok := strings.Cut(spec, "=")
+		if !ok || !slices.Contains(names, name) {
+			return nil, usagef("-link %s: want from-to=host:port with a link of the system: %s", fooddelivery.Quote(spec), strings.Join(names, ", "))
+		}
+		if _, dup := out[name]; dup {
+			return nil, usagef("-link %s: %s already listens on %s", spec, name, out[name])
+		}
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil || !(container && host == "0.0.0.0") && checkLoopback(addr) != nil {
+			return nil, usagef("-link %s: listen on a loopback host:port, or 0.0.0.0:PORT with -container", spec)
+		}
+		out[name] = addr
+	}
+	for _, name := range names {
+		if _, ok := out[name]; !ok {
+			return nil, usagef("-service %s needs -link %s=host:port (every link has its proxy)", toxiproxyService, name)
+		}
+	}
+	return out, nil
+}
+
+// serveToxiproxy is run for -service toxiproxy: a proxy per link, from
+// -link's address to the callee's -peer address, and Toxiproxy's API on
+// -toxiproxy; the fault rules of the gateway (its -peer) become toxics,
+// as the parent of -processes makes them.
+func serveToxiproxy(ctx context.Context, opts options, stdout io.Writer) error {
+	for _, name := range instanceNames() {
+		if _, ok := opts.peers[name]; !ok {
+			return usagef("-service %s needs -peer %s=host:port (every instance's address: the links' upstreams, and the gateway's rules)", toxiproxyService, name)
+		}
+	}
+	start := links.Start
+	if opts.container {
+		start = links.StartContainer
+	}
+	proxies, err := start(opts.toxiproxy, systemLinks(opts.peers, opts.links))
+	if err != nil {
+		return err
+	}
+	defer proxies.Close()
+	fmt.Fprintf(stdout, "toxiproxy: API on %s (pid %d); the links:\n", proxies.APIAddr(), os.Getpid())
+	for _, l := range systemLinks(opts.peers, opts.links) {
+		fmt.Fprintf(stdout, "  %-16s %s -> %s\n", l.Name(), l.Listen, l.Upstream)
+	}
+	followRules(ctx, "http://"+opts.peers["gateway"]+"/admin/faults", stdout, func(rules []faults.Rule) {
+		if err := proxies.Apply(rules); err != nil {
+			fmt.Fprintln(stdout, err)
+		}
+	})
 	return nil
 }
 

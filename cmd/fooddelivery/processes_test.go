@@ -424,6 +424,11 @@ func TestProcessesFlagsAreChecked(t *testing.T) {
 		{[]string{"-service", "payment", "-container", "-peer", "order=10.1.2.3:80"}, "only loopback addresses"},
 		{[]string{"-restart-delay", "0s"}, "from 1ms to 1m"},
 		{[]string{"-scenario", "payment-crash"}, "add -processes"},
+		{[]string{"-service", "payment", "-link", "order-payment=127.0.0.1:9207"}, "for -service toxiproxy only"},
+		{[]string{"-service", "toxiproxy", "-link", "order-bank=127.0.0.1:9207"}, "want from-to=host:port with a link of the system: gateway-auth,"},
+		{[]string{"-service", "toxiproxy", "-link", "order-payment=0.0.0.0:9207"}, "0.0.0.0:PORT with -container"},
+		{[]string{"-service", "toxiproxy", "-link", "order-payment=127.0.0.1:9207", "-link", "order-payment=127.0.0.1:9208"}, "already listens on 127.0.0.1:9207"},
+		{[]string{"-service", "toxiproxy", "-link", "order-payment=127.0.0.1:9207"}, "needs -link gateway-auth=host:port"},
 	} {
 		_, err := parseFlags(tc.args)
 		var ue *usageError

@@ -41,8 +41,12 @@ const ToxicName = "fault"
 // Link is one caller's connection to one callee.
 type Link struct {
 	From, To string // instance names: "order", "payment"
-	// Upstream is the callee's TCP address (127.0.0.1:PORT).
+	// Upstream is the callee's TCP address (127.0.0.1:PORT, or in a
+	// container the callee's container name and port).
 	Upstream string
+	// Listen is where the link's proxy listens; "" means a free loopback
+	// port (127.0.0.1:0).
+	Listen string
 }
 
 // Name is the link's proxy name: "order-payment".
@@ -74,11 +78,34 @@ func Start(apiAddr string, links []Link) (*Proxies, error) {
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return nil, fmt.Errorf("links: Toxiproxy's API address %q: only loopback addresses are allowed", apiAddr)
 	}
+	return start(apiAddr, "", links)
+}
+
+// StartContainer is Start for Toxiproxy in a container of its own
+// (cmd/fooddelivery -service toxiproxy in compose.yaml): the API listens
+// on apiAddr, 0.0.0.0:PORT, and answers only requests whose Host is
+// 127.0.0.1:PORT (the port published on the host's loopback, and the Host
+// the other containers send); each link listens on its Listen address.
+func StartContainer(apiAddr string, links []Link) (*Proxies, error) {
+	host, port, err := net.SplitHostPort(apiAddr)
+	if err != nil || host != "0.0.0.0" || port == "0" {
+		return nil, fmt.Errorf("links: Toxiproxy's API address %q in a container: give 0.0.0.0:PORT", apiAddr)
+	}
+	return start(apiAddr, "127.0.0.1:"+port, links)
+}
+
+// start starts the proxies and the API; guardHost "" means the API's own
+// address.
+func start(apiAddr, guardHost string, links []Link) (*Proxies, error) {
 	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
 	p := &Proxies{server: server, links: map[string]Link{}, proxies: map[string]*toxiproxy.Proxy{},
 		applied: map[string]string{}, stopped: map[string]bool{}}
 	for _, l := range links {
-		px := toxiproxy.NewProxy(server, l.Name(), "127.0.0.1:0", l.Upstream)
+		listen := l.Listen
+		if listen == "" {
+			listen = "127.0.0.1:0"
+		}
+		px := toxiproxy.NewProxy(server, l.Name(), listen, l.Upstream)
 		if err := server.Collection.Add(px, true); err != nil {
 			p.Close()
 			return nil, fmt.Errorf("links: proxy %s: %w", l.Name(), err)
@@ -91,7 +118,10 @@ func Start(apiAddr string, links []Link) (*Proxies, error) {
 		return nil, fmt.Errorf("links: Toxiproxy's API: %w", err)
 	}
 	p.apiAddr = ln.Addr().String()
-	p.api = &http.Server{Handler: apiHandler(server, p.apiAddr), ReadHeaderTimeout: 10 * time.Second}
+	if guardHost == "" {
+		guardHost = p.apiAddr
+	}
+	p.api = &http.Server{Handler: apiHandler(server, guardHost), ReadHeaderTimeout: 10 * time.Second}
 	go p.api.Serve(ln)
 	return p, nil
 }

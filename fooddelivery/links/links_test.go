@@ -220,3 +220,30 @@ func TestToxiproxyAPIIsGuardedAndShared(t *testing.T) {
 	_, err = links.Start("0.0.0.0:0", nil)
 	assert.ErrorContains(t, err, "only loopback addresses")
 }
+
+// In a container the API listens on 0.0.0.0 and wants the Host of the
+// port published on loopback; any other address is refused.
+func TestStartContainerWantsAllInterfacesAndGuardsByLoopbackHost(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:8474", "0.0.0.0:0", "10.0.0.1:8474", "8474"} {
+		_, err := links.StartContainer(addr, nil)
+		assert.ErrorContains(t, err, "give 0.0.0.0:PORT", addr)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	l.Close()
+	p, err := links.StartContainer("0.0.0.0:"+port, []links.Link{{From: "order", To: "payment", Upstream: "127.0.0.1:1", Listen: "127.0.0.1:0"}})
+	require.NoError(t, err)
+	defer p.Close()
+	get := func(host string) int {
+		req, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1:"+port+"/proxies", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	assert.Equal(t, http.StatusOK, get("127.0.0.1:"+port))
+	assert.Equal(t, http.StatusForbidden, get("toxiproxy.example.com:"+port), "a foreign Host is refused")
+	assert.NotEmpty(t, p.Addr("order", "payment"))
+}
