@@ -70,9 +70,12 @@ type Config struct {
 	Events func(Event)
 }
 
-// Defaults of Config.
+// Defaults of Config. DefaultRestartDelay is systemd's default RestartSec
+// (100 ms): short enough that a caller's retries, spaced over a few
+// hundred milliseconds, can meet the restarted process, which is what a
+// crash in the middle of a charge must be shown against.
 const (
-	DefaultRestartDelay      = time.Second
+	DefaultRestartDelay      = 100 * time.Millisecond
 	DefaultStartTimeout      = 20 * time.Second
 	DefaultMaxStartupCrashes = 3
 )
