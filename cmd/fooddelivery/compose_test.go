@@ -23,7 +23,7 @@ import (
 // stack is a run of compose.yaml under its own project name and port.
 type stack struct {
 	dir, project, port string
-	toxiproxy          string // the published port of Toxiproxy's API
+	toxiproxy          string     // the published port of Toxiproxy's API
 	p                  *processes // its checkout helpers, on the published port
 }
 
