@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,25 +23,40 @@ var instances = []string{"gateway", "auth", "order", "payment", "courier", "menu
 // cmd/fooddelivery -processes, in one test process. A checkout crosses
 // all of them, and each system serves only its own instance.
 func TestOneInstancePerSystemServesACheckout(t *testing.T) {
-	addrs := map[string]string{}
-	for _, name := range instances {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		addrs[name] = l.Addr().String()
-		l.Close()
-	}
-	systems := map[string]*system.System{}
-	for _, name := range instances {
-		n := memnet.NewLoopback()
-		for peer, addr := range addrs {
-			if peer != name {
-				require.NoError(t, n.SetRemote(peer, addr, nil))
-			}
+	// A port picked free may be taken by another test process before the
+	// instance binds it: then pick them all again.
+	var systems map[string]*system.System
+	var addrs map[string]string
+	for try := 0; systems == nil; try++ {
+		addrs = map[string]string{}
+		for _, name := range instances {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			addrs[name] = l.Addr().String()
+			l.Close()
 		}
-		sys, err := system.Start(system.Config{Network: n, Only: name, OnlyAddr: addrs[name]})
-		require.NoError(t, err, "starting %s alone", name)
+		systems = map[string]*system.System{}
+		for _, name := range instances {
+			n := memnet.NewLoopback()
+			for peer, addr := range addrs {
+				if peer != name {
+					require.NoError(t, n.SetRemote(peer, addr, nil))
+				}
+			}
+			sys, err := system.Start(system.Config{Network: n, Only: name, OnlyAddr: addrs[name]})
+			if err != nil && strings.Contains(err.Error(), "address already in use") && try < 5 {
+				for _, started := range systems {
+					started.Close()
+				}
+				systems = nil
+				break
+			}
+			require.NoError(t, err, "starting %s alone", name)
+			systems[name] = sys
+		}
+	}
+	for _, sys := range systems {
 		defer sys.Close()
-		systems[name] = sys
 	}
 	gw := systems["gateway"]
 	assert.Equal(t, "http://"+addrs["gateway"]+"/graphql", systems["payment"].GatewayURL(), "every system knows the gateway's address")
