@@ -60,10 +60,10 @@ func TestComposeStackSurvivesPaymentCrashes(t *testing.T) {
 		t.Skip("builds an image and starts eight containers")
 	}
 	if _, err := exec.LookPath("docker-compose"); err != nil {
-		t.Skip("docker-compose is not on the PATH: the compose stack is not run here")
+		t.Skip("docker-compose is not on the PATH: the compose stack is not run here (internal/composefile checks the file without Docker)")
 	}
 	if out, err := exec.Command("docker", "info").CombinedOutput(); err != nil {
-		t.Skipf("no Docker engine answers (docker info: %v): the compose stack is not run here\n%s", err, out)
+		t.Skipf("no Docker engine answers (docker info: %v): the compose stack is not run here (internal/composefile checks the file without Docker)\n%s", err, out)
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {

@@ -84,6 +84,12 @@ func verifyProject(ctx context.Context, ws *repo.Workspace, r *report, race bool
 			} else if what != "" {
 				r.check(what, problems)
 			}
+			// compose.yaml, without Docker.
+			if what, problems, note := composeFileProblems(ctx, ws); note != "" {
+				r.note(note)
+			} else if what != "" {
+				r.check(what, problems)
+			}
 			if len(testPkgs) == 0 {
 				r.note("no packages to test outside labs/ and solutions/")
 			}
