@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
 // Instance is one running copy of a service: its name in the metrics
@@ -26,6 +28,10 @@ type Instance struct {
 	// limit (a hanging request holds its slot, as a real one holds a worker).
 	// The system wiring sets it to the fault injector's middleware.
 	Faults Middleware
+	// Tracer, when set, wraps every route in a server span
+	// (tracing.Tracer.Server), outside the concurrency limit, so that a
+	// refused request is in its trace too, with tracing.EventOverloaded.
+	Tracer *tracing.Tracer
 	slots  chan struct{} // nil: no limit
 
 	mu     sync.Mutex
@@ -106,7 +112,7 @@ func (in *Instance) RouteWith(route string, h http.Handler, overloaded http.Hand
 	if in.Faults != nil {
 		h = in.Faults(in.Name, route, h)
 	}
-	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	return in.Tracer.Server(in.Name, route, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		w := &statusWriter{ResponseWriter: rw}
 		finished := false
@@ -127,6 +133,7 @@ func (in *Instance) RouteWith(route string, h http.Handler, overloaded http.Hand
 				defer func() { <-in.slots }()
 			default:
 				stats.Rejected.Add(1)
+				tracing.Event(r.Context(), tracing.EventOverloaded)
 				w.Header().Set(HeaderDontRetry, "1")
 				if overloaded != nil {
 					overloaded.ServeHTTP(w, r)
@@ -154,7 +161,7 @@ func (in *Instance) RouteWith(route string, h http.Handler, overloaded http.Hand
 		if r.Context().Err() != nil {
 			stats.Cancelled.Add(1)
 		}
-	})
+	}))
 }
 
 // BodyTimeout bounds how long a request's body may take to arrive once

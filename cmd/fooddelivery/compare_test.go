@@ -21,6 +21,7 @@ import (
 	gameplan "github.com/gophereats/resilience/fooddelivery/plan"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
 	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 	"github.com/gophereats/resilience/internal/compose"
 )
 
@@ -63,14 +64,15 @@ var reads = []string{loadgen.ActionRestaurants, loadgen.ActionMenu, loadgen.Acti
 
 // runSpec says how to run the system for one side of a comparison.
 type runSpec struct {
-	labs     []string      // -lab values
-	scenario string        // -scenario; "" for none
-	load     int           // -load
-	mix      loadgen.Mix   // the customers' mix; nil for the default
-	faults   []string      // -fault specs
-	length   time.Duration // virtual time to run; 0 means the scenario's scaled length
-	tick     time.Duration // a mark is taken every tick; 0 means length/20
-	odd      bool          // beside the customers, one who makes every mistake (oddCustomer)
+	labs     []string        // -lab values
+	scenario string          // -scenario; "" for none
+	load     int             // -load
+	mix      loadgen.Mix     // the customers' mix; nil for the default
+	faults   []string        // -fault specs
+	length   time.Duration   // virtual time to run; 0 means the scenario's scaled length
+	tick     time.Duration   // a mark is taken every tick; 0 means length/20
+	odd      bool            // beside the customers, one who makes every mistake (oddCustomer)
+	tracer   *tracing.Tracer // traces the system; nil for none
 }
 
 // mark is what the system and its customers had counted at one moment.
@@ -120,7 +122,7 @@ func runSystem(t *testing.T, spec runSpec) runResult {
 	}, func(t *testing.T) {
 		p, err := resolve(spec.labs, noLearner)
 		require.NoError(t, err)
-		w := compose.Wire(p.labs(), compose.Settings{Seed: compareSeed, Fast: true, Logger: quiet, Plan: gameplan.Labs(true)})
+		w := compose.Wire(p.labs(), compose.Settings{Seed: compareSeed, Fast: true, Logger: quiet, Plan: gameplan.Labs(true), Tracer: spec.tracer})
 		w.Cfg.Limits["order"] = system.DefaultLimits["order"] // -order-limit's default
 		scan := &leakScan{}
 		w.Cfg.Answered = scan.answered // every service's answers are scanned too

@@ -18,6 +18,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/scenario"
 	"github.com/gophereats/resilience/fooddelivery/system"
 	"github.com/gophereats/resilience/fooddelivery/telemetry"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 	"github.com/gophereats/resilience/internal/gameday"
 )
 
@@ -59,6 +60,9 @@ type controlOptions struct {
 	// report, when set, gets the checker's line after a scenario that
 	// checks (the terminal of cmd/fooddelivery).
 	report io.Writer
+	// tracer, when set, traces the customers' requests (as "customer"),
+	// and GET /admin/traces reads its ring; nil: no tracing.
+	tracer *tracing.Tracer
 }
 
 // checkSettle is how long the checker gives a charged order to be placed
@@ -74,6 +78,9 @@ func startControls(sys *system.System, o controlOptions, rules []faults.Rule, ga
 	acks := checker.NewAcks()
 	cfg := loadgen.Config{URL: sys.GatewayURL(), Client: o.client, Seed: o.seed, Rate: o.load,
 		Observe: func(a loadgen.Answer) { acks.Placed(a.OrderID) }}
+	if o.tracer != nil && o.client == nil {
+		cfg.Wrap = func(rt http.RoundTripper) http.RoundTripper { return o.tracer.Client(rt, "customer", "gateway") }
+	}
 	scenarios := scenario.Builtin()
 	if o.live != nil {
 		cfg.Timeout = gameday.Patience
@@ -113,7 +120,7 @@ func startControls(sys *system.System, o controlOptions, rules []faults.Rule, ga
 		return nil, fmt.Errorf("scenarios: %w", err)
 	}
 	if o.addr != "" {
-		if err := c.mount(sys, o.addr, o.labs); err != nil {
+		if err := c.mount(sys, o.addr, o.labs, o.tracer); err != nil {
 			c.runner.Close()
 			return nil, err
 		}
@@ -133,8 +140,12 @@ func startControls(sys *system.System, o controlOptions, rules []faults.Rule, ga
 // mount serves the admin API at /admin, the Prometheus metrics at
 // /metrics and the dashboard at / (the root path alone) and /dashboard on
 // the gateway's address, all behind the admin guard.
-func (c *controls) mount(sys *system.System, addr string, labs []string) error {
-	h, err := admin.New(admin.Config{Addr: addr, Controls: c.ctl, Runner: c.runner, Check: c.check, Crash: c.crash})
+func (c *controls) mount(sys *system.System, addr string, labs []string, tracer *tracing.Tracer) error {
+	cfg := admin.Config{Addr: addr, Controls: c.ctl, Runner: c.runner, Check: c.check, Crash: c.crash}
+	if tracer != nil {
+		cfg.Traces = tracer.Ring()
+	}
+	h, err := admin.New(cfg)
 	if err != nil {
 		return err
 	}

@@ -43,6 +43,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/scenario"
 	"github.com/gophereats/resilience/fooddelivery/supervisor"
 	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 	"github.com/gophereats/resilience/internal/compose"
 	"github.com/gophereats/resilience/internal/gameday"
 )
@@ -83,6 +84,9 @@ Flags:
                     normal (the default): each service answers in its usual time, as on lab 10's
                     platform: %s; a -fault on a service
                     takes over from its usual time. off: every service answers at once
+  -traces n         keep the latest n traces in memory (0 to 10000, default 500; 0 turns tracing
+                    off): every request's spans, from the customer through every service, with
+                    each pattern's decisions as events; GET /admin/traces lists them
   -fast             shorten the settings that make a demo wait: the breaker's open period
                     (%v instead of %v) and the dispatch queue's visibility timeout (%v instead of %v);
                     scenarios play 10 times faster
@@ -264,11 +268,17 @@ type options struct {
 	// latency is what each service adds to its answers (-latency):
 	// "normal" (the normal latencies) or "off".
 	latency string
+	// traces is how many traces the ring keeps (-traces); 0 is no tracing.
+	traces int
 	// container says that this process runs one service in a container
 	// on a compose network (-container): it may listen on 0.0.0.0 and
 	// find its peers by container name.
 	container bool
 }
+
+// maxTraces is the most traces -traces keeps: at about 20 spans of 1 KB
+// a trace, 200 MB at most.
+const maxTraces = 10_000
 
 // faultSpecs collects the repeatable -fault flag. The specs are parsed after
 // the flags (parseFlags), so that the error keeps faults.ErrInvalid.
@@ -319,7 +329,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return serveToxiproxy(ctx, opts, stdout)
 	}
 
-	w := opts.wire(nil)
+	var tracer *tracing.Tracer
+	if opts.traces > 0 {
+		tracer = tracing.New(tracing.NewRing(opts.traces, tracing.DefaultSpansPerTrace))
+		defer tracer.Shutdown(context.Background())
+	}
+	w := opts.wire(func(s *compose.Settings) { s.Tracer = tracer })
 	w.Cfg.Network = memnet.NewLoopback()
 	if opts.container {
 		w.Cfg.Network = memnet.NewContainer()
@@ -377,6 +392,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	co := controlOptions{seed: opts.seed, load: opts.load, scenario: opts.scenario, scale: scale,
 		addr: sys.Network.TCPAddr("gateway"), labs: opts.plan.labLines(), live: live, report: stdout}
+	co.tracer = tracer
 	if opts.service == "gateway" {
 		co.crash = crashPeers(opts.peers)
 	}
@@ -435,6 +451,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&opts.restartDelay, "restart-delay", supervisor.DefaultRestartDelay, "")
 	fs.BoolVar(&opts.container, "container", false, "")
 	fs.StringVar(&opts.latency, "latency", "normal", "")
+	fs.IntVar(&opts.traces, "traces", tracing.DefaultTraces, "")
 	var linkSpecs peerFlags
 	fs.Var(&linkSpecs, "link", "")
 	if err := fs.Parse(args); err != nil {
@@ -453,6 +470,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if opts.latency != "normal" && opts.latency != "off" {
 		return options{}, usagef("-latency %s: normal (each service answers in its usual time: %s) or off (at once)", fooddelivery.Quote(opts.latency), normalLatencyText)
+	}
+	if opts.traces < 0 || opts.traces > maxTraces {
+		return options{}, usagef("-traces %d: keep 0 (no tracing) to %d traces", opts.traces, maxTraces)
 	}
 	if opts.container && opts.service == "" {
 		return options{}, usagef("-container runs one service in a container: add -service NAME (compose.yaml gives each container its own)")

@@ -26,6 +26,8 @@
 //	GET    /admin/changes?after=N             {"changes": [scenario.Change]}: the log, oldest first, after Seq N
 //	GET    /admin/check                       {"ok", "summary", "report": checker.Report}: what customers were told against what was stored
 //	POST   /admin/crash                       {"service": "payment", "when": "now"|"next-charge"} -> 202 {"crash": {...}} (-processes only)
+//	GET    /admin/traces?flow=&outcome=&limit= {"traces": [tracing.Summary], "held": N}: the latest traces, newest first
+//	GET    /admin/traces/{id}                 {"trace": tracing.Trace}: one trace's spans and their events
 //
 // Errors are {"error": {"code": "...", "message": "..."}} with a message
 // that says what to do.
@@ -56,6 +58,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/checker"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
 // DefaultMaxBodyBytes is the largest request body accepted when
@@ -86,6 +89,18 @@ type Config struct {
 	// /admin/crash answers 409: in one process a crash would end the whole
 	// system.
 	Crash func(ctx context.Context, service, when string) error
+	// Traces holds the latest traces (a tracing.Ring); nil means GET
+	// /admin/traces answers 501 not_wired (tracing is off).
+	Traces TraceSource
+}
+
+// TraceSource is where the admin API reads traces: a *tracing.Ring, or
+// what merges several processes' rings.
+type TraceSource interface {
+	// Traces returns every trace held, oldest first.
+	Traces() []tracing.Trace
+	// Trace returns the trace with the hex id, and false when none is held.
+	Trace(id string) (tracing.Trace, bool)
 }
 
 // The "when" values of POST /admin/crash.
@@ -169,6 +184,8 @@ func (a *api) routes() []route {
 		{"PUT", "/admin/gameday", `set the whole switch: {"features": {"menu": true}}; features not set to true are released`, a.putGameDay},
 		{"GET", "/admin/changes", "the change log, oldest first; ?after=N for the changes after number N", a.changes},
 		{"GET", "/admin/check", "the checker: checkouts answered as placed against payment's ledger and the orders (double charges, lost paid orders, reused ids)", a.check},
+		{"GET", "/admin/traces", "the latest traces, newest first: ?flow=checkout|browse, ?outcome=failed|slow|retried|hedged|fallback, ?limit=1..500 (default 50)", a.traces},
+		{"GET", "/admin/traces/{id}", "one trace: its spans on one time axis, with the patterns' decisions as events", a.trace},
 		{"POST", "/admin/crash", `kill a service's process as SIGKILL does: {"service": "payment", "when": "now"} or "next-charge" (after the charge is stored, before the answer); -processes only`, a.crash},
 	}
 }
@@ -177,7 +194,7 @@ func (a *api) routes() []route {
 func (a *api) allowed(path string) string {
 	var methods []string
 	for _, rt := range a.routes() {
-		if rt.Path == path || (strings.Contains(rt.Path, "{") && strings.HasPrefix(path, "/admin/scenarios/")) {
+		if rt.Path == path || (strings.Contains(rt.Path, "{") && strings.HasPrefix(path, strings.TrimSuffix(rt.Path[:strings.Index(rt.Path, "{")], "/")+"/")) {
 			methods = append(methods, rt.Method)
 		}
 	}

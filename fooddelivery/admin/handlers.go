@@ -13,6 +13,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/loadgen"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
 // fail answers err with the status and code its kind calls for, and
@@ -370,4 +371,43 @@ func (a *api) crash(w http.ResponseWriter, r *http.Request) {
 	}
 	a.ctl.Log.Add(scenario.KindCrash, By, "crash: "+what)
 	writeJSON(w, http.StatusAccepted, map[string]any{"crash": in})
+}
+
+func (a *api) traces(w http.ResponseWriter, r *http.Request) {
+	if a.cfg.Traces == nil {
+		writeError(w, http.StatusNotImplemented, "not_wired", "tracing is off in this system (-traces 0); start it without -traces 0 to keep traces")
+		return
+	}
+	q := r.URL.Query()
+	limit := 50
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "bad_query", fmt.Sprintf("limit %s: give a number of traces, 1 to %d", fooddelivery.Quote(s), tracing.MaxList))
+			return
+		}
+		limit = n
+	}
+	all := a.cfg.Traces.Traces()
+	list, err := tracing.List(all, q.Get("flow"), q.Get("outcome"), limit)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "bad_query", err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"traces": list, "held": len(all)})
+}
+
+func (a *api) trace(w http.ResponseWriter, r *http.Request) {
+	if a.cfg.Traces == nil {
+		writeError(w, http.StatusNotImplemented, "not_wired", "tracing is off in this system (-traces 0); start it without -traces 0 to keep traces")
+		return
+	}
+	id := chi.URLParam(r, "id")
+	t, ok := a.cfg.Traces.Trace(id)
+	if !ok {
+		writeError(w, http.StatusNotFound, "no_such_trace",
+			fmt.Sprintf("no trace %s is held: ids are 32 hex digits, and only the latest traces are kept; GET /admin/traces lists them", fooddelivery.Quote(id)))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"trace": t})
 }

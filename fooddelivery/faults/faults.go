@@ -39,6 +39,8 @@ import (
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // ErrInvalid is wrapped by every error Set and Parse return for a rule that
@@ -213,7 +215,7 @@ func (in *Injector) SetBaseline(rules []Rule) error {
 		if f != (Fault{Latency: f.Latency, Jitter: f.Jitter, TailProbability: f.TailProbability, TailLatency: f.TailLatency, Probability: f.Probability}) {
 			return fmt.Errorf("%w for %s: a baseline is latency only", ErrInvalid, target(r.Service, r.Route))
 		}
-		base[ruleKey{r.Service, r.Route}] = &rule{fault: f, applied: new(atomic.Int64)}
+		base[ruleKey{r.Service, r.Route}] = &rule{fault: f, applied: new(atomic.Int64), baseline: true}
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -304,6 +306,9 @@ type ruleKey struct{ service, route string }
 type rule struct {
 	fault   Fault
 	applied *atomic.Int64
+	// baseline: a rule of SetBaseline (the normal latencies), which a
+	// trace does not mark as a fault.
+	baseline bool
 	// tcp says that Toxiproxy applies the rule, outside this process
 	// (SetTCP): the injector lets its requests pass.
 	tcp bool
@@ -580,6 +585,9 @@ func (in *Injector) serve(instance, route string, next http.Handler, w http.Resp
 	rl.applied.Add(1)
 
 	ctx := r.Context()
+	if !rl.baseline {
+		tracing.Event(ctx, tracing.EventFault, attribute.String(tracing.AttrFault, Rule{Service: instance, Route: route, Fault: f}.String()))
+	}
 	delay := f.Latency
 	if f.TailProbability > 0 && draw(1) < f.TailProbability {
 		delay = f.TailLatency

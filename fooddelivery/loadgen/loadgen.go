@@ -63,6 +63,10 @@ type Config struct {
 	// whose idle connections Run closes when it ends. Its Timeout, if any,
 	// applies on top of Timeout below.
 	Client *http.Client
+	// Wrap, when set, wraps the transport every request is sent through,
+	// below the request ids (tracing.Tracer.Client, for a span per
+	// customer's request). nil means none.
+	Wrap func(http.RoundTripper) http.RoundTripper
 	// Seed fixes every customer's choices.
 	Seed int64
 	// Rate is the starting rate in requests per second, 0..MaxRate. 0
@@ -208,7 +212,11 @@ func New(cfg Config) (*Generator, error) {
 		g.ownClient = true
 	}
 	c := *base
-	c.Transport = fooddelivery.CarryRequestID(base.Transport)
+	c.Transport = base.Transport
+	if cfg.Wrap != nil {
+		c.Transport = cfg.Wrap(c.Transport)
+	}
+	c.Transport = fooddelivery.CarryRequestID(c.Transport)
 	g.client = &c
 	for _, a := range Actions() {
 		g.stats[a] = newCounts()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
 // This file is the payment service's side of lab 08 (idempotency): the
@@ -129,6 +130,7 @@ func idempotent(keys KeyStore, next http.Handler) http.Handler {
 			return
 		case stored != nil:
 			w.Header().Set(HeaderReplayed, "true")
+			tracing.Event(r.Context(), tracing.EventReplay)
 			writeOutcome(w, *stored)
 			return
 		}

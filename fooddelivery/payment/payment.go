@@ -23,6 +23,7 @@ import (
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/internal/recent"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
 // DeclinedCard is the card token the service always declines (HTTP 402,
@@ -156,6 +157,7 @@ func handleCharge(l *Ledger, keyed bool, callers *fooddelivery.Callers, stats *f
 				return
 			case ok:
 				w.Header().Set(HeaderReplayed, "true")
+				tracing.Event(r.Context(), tracing.EventReplay)
 				fooddelivery.WriteJSON(w, http.StatusCreated, c)
 				return
 			}

@@ -30,6 +30,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/order"
 	"github.com/gophereats/resilience/fooddelivery/payment"
 	"github.com/gophereats/resilience/fooddelivery/retry"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
 // Sample ids from menu.DefaultCatalog, for examples and tests.
@@ -108,6 +109,11 @@ type Config struct {
 	// pattern readers (Metrics.ReportBreaker, ...) before the system
 	// starts, from the same code that plugs the patterns in.
 	Metrics *fooddelivery.Metrics
+	// Tracer, when set, traces every request: a server span around each
+	// instance's routes, a client span around each call between services
+	// (and the outside client's calls to the gateway, as "customer"), with
+	// W3C traceparent on the wire. nil means no tracing.
+	Tracer *tracing.Tracer
 
 	// PaymentClient builds the http.Client the order service uses to call
 	// payment (lab 01's integration point). nil means NaivePaymentClient.
@@ -332,10 +338,12 @@ func (s *System) start(cfg Config, replicas int) error {
 		}
 		in := fooddelivery.NewInstance(name, limit, s.Metrics)
 		in.Faults = answered(cfg.Answered, observed(cfg.Observe, s.Faults.Middleware))
+		in.Tracer = cfg.Tracer
 		return in, nil
 	}
-	client := func() *http.Client {
-		c := &http.Client{Transport: (&memnet.Dialer{Network: s.Network}).Transport()}
+	// client returns a new client of from's calls to to, traced.
+	client := func(from, to string) *http.Client {
+		c := &http.Client{Transport: cfg.Tracer.Client((&memnet.Dialer{Network: s.Network}).Transport(), from, to)}
 		s.clients = append(s.clients, c)
 		return c
 	}
@@ -364,6 +372,7 @@ func (s *System) start(cfg Config, replicas int) error {
 				paymentHTTP = cfg.PaymentClient(s.Network)
 			}
 			s.clients = append(s.clients, paymentHTTP)
+			paymentHTTP.Transport = cfg.Tracer.Client(paymentHTTP.Transport, "order", "payment")
 			if !cfg.Retries.IsZero() {
 				paymentHTTP.Transport = retry.AttemptHeader(paymentHTTP.Transport)
 			}
@@ -386,27 +395,30 @@ func (s *System) start(cfg Config, replicas int) error {
 				payer = cfg.PaymentBreaker(payer)
 			}
 			cfg.OrderDeadlines.client(paymentHTTP)
-			var couriers fooddelivery.CourierAssigner = courier.NewClient(cfg.OrderDeadlines.client(client()), memnet.ServiceURL("courier"))
+			var couriers fooddelivery.CourierAssigner = courier.NewClient(cfg.OrderDeadlines.client(client("order", "courier")), memnet.ServiceURL("courier"))
 			couriers = s.startDispatch(cfg.CourierDispatch, couriers)
 			return cfg.OrderDeadlines.handler(order.New(order.Deps{
 				Instance: in,
 				Store:    s.Store,
-				Menu:     menu.NewClient(cfg.OrderDeadlines.client(client()), menuURLs...),
+				Menu:     menu.NewClient(cfg.OrderDeadlines.client(client("order", "menu")), menuURLs...),
 				Payment:  payer,
 				Courier:  couriers,
 				Callers:  s.Callers,
 			}))
 		}},
 		{"gateway", "gateway", func(in *fooddelivery.Instance) http.Handler {
-			menuHTTP := client()
+			menuHTTP := client("gateway", "menu")
 			if cfg.MenuHedging != nil {
 				hosts := make([]string, replicas)
 				for i := range hosts {
 					hosts[i] = fmt.Sprintf("menu-%d", i+1)
 				}
-				base := menuHTTP.Transport
+				// The hedger goes inside the client's span: its attempts
+				// are spans of their own below it (the glue's
+				// tracing.Tracer.Attempts).
+				base := (&memnet.Dialer{Network: s.Network}).Transport()
 				s.clients = append(s.clients, &http.Client{Transport: base}) // Close still closes its idle connections
-				menuHTTP.Transport = cfg.MenuHedging(base, hosts)
+				menuHTTP.Transport = cfg.Tracer.Client(cfg.MenuHedging(base, hosts), "gateway", "menu")
 			}
 			menus := menu.NewClient(menuHTTP, menuURLs...)
 			gatewayGuard := func(dependency string) fooddelivery.Guard {
@@ -420,9 +432,9 @@ func (s *System) start(cfg Config, replicas int) error {
 				Menu:     fooddelivery.GuardMenuReader(menus, gatewayGuard(GatewayMenu)),
 				Recs:     menus,
 				Reviews:  menus,
-				Orders:   fooddelivery.GuardOrderService(retry.WrapOrders(s.gatewayOrders(cfg, client()), cfg.Retries, s.Metrics), gatewayGuard(GatewayOrders)),
-				ETA:      fooddelivery.GuardETAReader(courier.NewClient(client(), memnet.ServiceURL("courier")), gatewayGuard(GatewayCourier)),
-				Auth:     auth.NewClient(client(), memnet.ServiceURL("auth")),
+				Orders:   fooddelivery.GuardOrderService(retry.WrapOrders(s.gatewayOrders(cfg, client("gateway", "order")), cfg.Retries, s.Metrics), gatewayGuard(GatewayOrders)),
+				ETA:      fooddelivery.GuardETAReader(courier.NewClient(client("gateway", "courier"), memnet.ServiceURL("courier")), gatewayGuard(GatewayCourier)),
+				Auth:     auth.NewClient(client("gateway", "auth"), memnet.ServiceURL("auth")),
 				IDE:      true, // GraphiQL for a browser at /graphql
 			})))
 		}},
@@ -483,7 +495,7 @@ func (s *System) start(cfg Config, replicas int) error {
 	if addr := s.Network.TCPAddr("gateway"); addr != "" {
 		s.gatewayURL = "http://" + addr + "/graphql"
 	}
-	s.outside = client()
+	s.outside = client("customer", "gateway")
 	s.outside.Transport = s.Callers.Track(s.outside.Transport)
 	return nil
 }

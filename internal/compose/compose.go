@@ -36,6 +36,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/plan"
 	"github.com/gophereats/resilience/fooddelivery/retry"
 	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
 // Settings of the labs that a plan.Plan does not hold: they belong to a
@@ -140,6 +141,10 @@ type Settings struct {
 	// Plan holds the settings of every pattern that is on: plan.Labs for
 	// the labs' README settings, or a game-day plan.
 	Plan plan.Plan
+	// Tracer, when set, traces the system (system.Config.Tracer), and the
+	// glue records each pattern's decisions on the spans; nil means no
+	// tracing.
+	Tracer *tracing.Tracer
 }
 
 // Plug puts one lab's pattern into the system being wired.
@@ -191,7 +196,7 @@ type Wiring struct {
 // the order service's limit are the caller's to set.
 func Wire(l Labs, s Settings) *Wiring {
 	w := &Wiring{Labs: l, S: s, Metrics: fooddelivery.NewMetrics()}
-	w.Cfg = system.Config{Seed: s.Seed, Metrics: w.Metrics, MenuReplicas: MenuReplicas, Limits: map[string]int{}}
+	w.Cfg = system.Config{Seed: s.Seed, Metrics: w.Metrics, MenuReplicas: MenuReplicas, Limits: map[string]int{}, Tracer: s.Tracer}
 	if l.FromPlan && s.Plan.Gateway.Limit > 0 {
 		w.Cfg.Limits["gateway"] = s.Plan.Gateway.Limit
 	}
@@ -271,7 +276,7 @@ func (w *Wiring) countOutcomes() {
 			} else {
 				err = g(ctx, call)
 			}
-			outcomes(edge, err)
+			outcomes(ctx, edge, err)
 			return err
 		}
 	}
@@ -311,7 +316,8 @@ func (w *Wiring) retryPaymentTransport(wrap func(base http.RoundTripper) http.Ro
 	edge := w.Metrics.Edge("order", "payment")
 	w.Cfg.PaymentClient = func(n *memnet.Network) *http.Client {
 		c := client(n)
-		c.Transport = tallied(wrap(countAttempts(c.Transport, &edge.Attempts, &edge.Retries, func() bool { return !w.keyedCounts })), nil)
+		c.Transport = tallied(wrap(countAttempts(c.Transport, &edge.Attempts, &edge.Retries, func() bool { return !w.keyedCounts },
+			attemptSpans{tracer: w.Cfg.Tracer, from: "order", to: "payment"})), nil)
 		return c
 	}
 }
@@ -556,7 +562,8 @@ func Lab09[L, B any](newTracker func(window int, percentile float64, initial tim
 		h := w.S.Plan.Gateway.Hedge
 		edge := w.Metrics.Edge("gateway", "menu")
 		w.Cfg.MenuHedging = func(base http.RoundTripper, replicas []string) http.RoundTripper {
-			hd := hedger(countAttempts(base, &edge.Attempts, &edge.Hedges, func() bool { return true }), replicas,
+			hd := hedger(countAttempts(base, &edge.Attempts, &edge.Hedges, func() bool { return true },
+				attemptSpans{tracer: w.Cfg.Tracer, from: "gateway", to: "menu", hedge: true}), replicas,
 				newTracker(h.Window, h.Percentile, h.FirstDelay), newBudget(h.Ratio, h.Burst))
 			return tallied(hd, &edge.HedgesWon)
 		}

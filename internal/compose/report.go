@@ -10,11 +10,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/gateway"
 	"github.com/gophereats/resilience/fooddelivery/payment"
 	"github.com/gophereats/resilience/fooddelivery/retry"
 	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
 // This file fills fooddelivery.Metrics from outside the patterns: the
@@ -25,9 +28,10 @@ import (
 // tally numbers the attempts of one call below a retrying or hedging
 // transport, and remembers which attempt each response came from.
 type tally struct {
-	mu   sync.Mutex
-	n    int
-	from map[*http.Response]int
+	mu      sync.Mutex
+	n       int
+	from    map[*http.Response]int
+	lastEnd time.Time // when the latest attempt's round trip returned
 }
 
 type tallyKey struct{}
@@ -44,31 +48,50 @@ func tallied(rt http.RoundTripper, won *atomic.Int64) http.RoundTripper {
 		resp, err := rt.RoundTrip(r.WithContext(context.WithValue(r.Context(), tallyKey{}, t)))
 		if won != nil && resp != nil {
 			t.mu.Lock()
-			if t.from[resp] > 1 {
+			n, sent := t.from[resp], t.n
+			t.mu.Unlock()
+			if n > 1 {
 				won.Add(1)
 			}
-			t.mu.Unlock()
+			if sent > 1 {
+				tracing.Event(r.Context(), tracing.EventHedgeWon, attribute.Int(tracing.AttrAttempt, n))
+			}
 		}
 		return resp, err
 	}, rt}
+}
+
+// attemptSpans says how countAttempts traces each attempt: as spans of
+// the edge from -> to, hedged copies (hedge) or retries. The zero value
+// traces nothing.
+type attemptSpans struct {
+	tracer   *tracing.Tracer
+	from, to string
+	hedge    bool
 }
 
 // countAttempts wraps base (nil means http.DefaultTransport), the
 // transport below a retrying or hedging one: every request it sends counts
 // in attempts, except a call's first when countFirst says another counter
 // has it, and every request after a call's first counts in extra (retries
-// or hedges).
-func countAttempts(base http.RoundTripper, attempts, extra *atomic.Int64, countFirst func() bool) http.RoundTripper {
+// or hedges). With spans set, each attempt is a span of its own, with its
+// number and, for a retry, the backoff since the previous one ended.
+func countAttempts(base http.RoundTripper, attempts, extra *atomic.Int64, countFirst func() bool, spans attemptSpans) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
+	below := spans.tracer.Attempts(base, spans.from, spans.to)
 	return roundTripper{func(r *http.Request) (*http.Response, error) {
 		n := 1
+		var backoff time.Duration
 		t, _ := r.Context().Value(tallyKey{}).(*tally)
 		if t != nil {
 			t.mu.Lock()
 			t.n++
 			n = t.n
+			if n > 1 && !t.lastEnd.IsZero() {
+				backoff = time.Since(t.lastEnd)
+			}
 			t.mu.Unlock()
 		}
 		if n > 1 {
@@ -77,10 +100,20 @@ func countAttempts(base http.RoundTripper, attempts, extra *atomic.Int64, countF
 		if n > 1 || countFirst() {
 			attempts.Add(1)
 		}
-		resp, err := base.RoundTrip(r)
-		if t != nil && resp != nil {
+		if spans.tracer != nil {
+			a := tracing.Attempt{N: n, Hedge: spans.hedge && n > 1}
+			if !spans.hedge {
+				a.BackoffMs = float64(backoff) / float64(time.Millisecond)
+			}
+			r = r.WithContext(tracing.WithAttempt(r.Context(), a))
+		}
+		resp, err := below.RoundTrip(r)
+		if t != nil {
 			t.mu.Lock()
-			t.from[resp] = n
+			if resp != nil {
+				t.from[resp] = n
+			}
+			t.lastEnd = time.Now()
 			t.mu.Unlock()
 		}
 		return resp, err
@@ -169,7 +202,10 @@ func (b *breakerBook) read(name string) fooddelivery.BreakerState {
 // An error that carries the dependency's answer (a *fooddelivery.CallError
 // with a status: the order service's 504 when payment timed out) happened
 // further down, where it was counted, and does not count here.
-func outcomes(edge *fooddelivery.EdgeStats, err error) {
+//
+// The breaker's refusals and the timeouts are recorded on the span in ctx
+// too (tracing.EventBreakerRefused, tracing.EventTimeout).
+func outcomes(ctx context.Context, edge *fooddelivery.EdgeStats, err error) {
 	var answered *fooddelivery.CallError
 	switch {
 	case err == nil:
@@ -178,8 +214,10 @@ func outcomes(edge *fooddelivery.EdgeStats, err error) {
 	case answered != nil && answered.Status != 0:
 	case errors.Is(err, fooddelivery.ErrCircuitOpen):
 		edge.BreakerOpen.Add(1)
+		tracing.Event(ctx, tracing.EventBreakerRefused)
 	case errors.Is(err, fooddelivery.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		edge.Timeouts.Add(1)
+		tracing.Event(ctx, tracing.EventTimeout)
 	}
 }
 
@@ -194,7 +232,7 @@ type outcomePayer struct {
 func (p outcomePayer) Charge(ctx context.Context, req fooddelivery.ChargeRequest) (fooddelivery.Charge, error) {
 	ch, err := p.next.Charge(ctx, req)
 	if !timedOut(err) {
-		outcomes(p.edge, err)
+		outcomes(ctx, p.edge, err)
 	}
 	return ch, err
 }
@@ -218,10 +256,12 @@ func countTimeouts(base http.RoundTripper, edge *fooddelivery.EdgeStats) http.Ro
 		base = http.DefaultTransport
 	}
 	return roundTripper{func(r *http.Request) (*http.Response, error) {
+		start := time.Now()
 		resp, err := base.RoundTrip(r)
 		var ne net.Error
 		if err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) {
 			edge.Timeouts.Add(1)
+			tracing.Event(r.Context(), tracing.EventTimeout, attribute.Float64(tracing.AttrElapsedMs, float64(time.Since(start))/float64(time.Millisecond)))
 		}
 		return resp, err
 	}, base}
@@ -235,7 +275,7 @@ type outcomeAuth struct {
 
 func (a outcomeAuth) Authorize(ctx context.Context, token string) (string, error) {
 	user, err := a.next.Authorize(ctx, token)
-	outcomes(a.edge, err)
+	outcomes(ctx, a.edge, err)
 	return user, err
 }
 
@@ -261,6 +301,7 @@ func (b budgetWatch) Do(ctx context.Context, key string, call func(ctx context.C
 	if err != nil && ctx.Err() == nil && int(made.Load()) < b.attempts {
 		if p := last.Load(); p != nil && retry.Retryable(*p) {
 			b.edge.BudgetSpent.Add(1)
+			tracing.Event(ctx, tracing.EventBudgetRefused)
 		}
 	}
 	return err
@@ -269,10 +310,10 @@ func (b budgetWatch) Do(ctx context.Context, key string, call func(ctx context.C
 // counting is a Guard that runs every call and hands its error to count:
 // with fooddelivery.GuardOrderService and its siblings it counts what a
 // dependency's answers say without a wrapper type per interface.
-func counting(edge *fooddelivery.EdgeStats, count func(*fooddelivery.EdgeStats, error)) fooddelivery.Guard {
+func counting(edge *fooddelivery.EdgeStats, count func(context.Context, *fooddelivery.EdgeStats, error)) fooddelivery.Guard {
 	return func(ctx context.Context, call func(context.Context) error) error {
 		err := call(ctx)
-		count(edge, err)
+		count(ctx, edge, err)
 		return err
 	}
 }
@@ -296,14 +337,19 @@ func countSlots(g fooddelivery.Guard, m *fooddelivery.Metrics, service string, c
 	edge := m.Edge("gateway", service)
 	return func(ctx context.Context, call func(context.Context) error) error {
 		var ran atomic.Bool
+		start := time.Now()
 		err := g(ctx, func(ctx context.Context) error {
 			ran.Store(true)
+			if waited := time.Since(start); waited >= time.Millisecond {
+				tracing.Event(ctx, tracing.EventBulkheadWaited, attribute.Float64(tracing.AttrWaitedMs, float64(waited)/float64(time.Millisecond)))
+			}
 			inUse.Add(1)
 			defer inUse.Add(-1)
 			return call(ctx)
 		})
 		if !ran.Load() && errors.Is(err, fooddelivery.ErrBulkheadFull) {
 			edge.BulkheadFull.Add(1)
+			tracing.Event(ctx, tracing.EventBulkheadFull, attribute.Float64(tracing.AttrWaitedMs, float64(time.Since(start))/float64(time.Millisecond)))
 		}
 		return err
 	}
@@ -334,10 +380,11 @@ func countFallbacks(d gateway.Deps, m *fooddelivery.Metrics) gateway.Deps {
 	return d
 }
 
-func fellBack(edge *fooddelivery.EdgeStats, err error) {
+func fellBack(ctx context.Context, edge *fooddelivery.EdgeStats, err error) {
 	var fe *gateway.FallbackError
 	if errors.As(err, &fe) {
 		edge.Fallbacks.Add(1)
+		tracing.Event(ctx, tracing.EventFallback, attribute.String(tracing.AttrFallback, fe.Code))
 	}
 }
 
@@ -348,13 +395,13 @@ type fallbackRecs struct {
 
 func (f fallbackRecs) Recommendations(ctx context.Context, user string) ([]fooddelivery.Dish, error) {
 	out, err := f.next.Recommendations(ctx, user)
-	fellBack(f.edge, err)
+	fellBack(ctx, f.edge, err)
 	return out, err
 }
 
 func (f fallbackRecs) Popular(ctx context.Context) ([]fooddelivery.Dish, error) {
 	out, err := f.next.Popular(ctx)
-	fellBack(f.edge, err)
+	fellBack(ctx, f.edge, err)
 	return out, err
 }
 
@@ -365,7 +412,7 @@ type fallbackReviews struct {
 
 func (f fallbackReviews) SubmitReview(ctx context.Context, r fooddelivery.Review) (fooddelivery.Review, error) {
 	out, err := f.next.SubmitReview(ctx, r)
-	fellBack(f.edge, err)
+	fellBack(ctx, f.edge, err)
 	return out, err
 }
 

@@ -92,7 +92,7 @@ func (okTransport) RoundTrip(*http.Request) (*http.Response, error) {
 
 func TestTalliesCountAttemptsHedgesAndTheHedgesThatWon(t *testing.T) {
 	var edge fooddelivery.EdgeStats
-	rt := tallied(firstAnswer{countAttempts(okTransport{}, &edge.Attempts, &edge.Hedges, func() bool { return true })}, &edge.HedgesWon)
+	rt := tallied(firstAnswer{countAttempts(okTransport{}, &edge.Attempts, &edge.Hedges, func() bool { return true }, attemptSpans{})}, &edge.HedgesWon)
 	for range 3 {
 		req, _ := http.NewRequest(http.MethodGet, "http://menu-1/restaurants", nil)
 		resp, err := rt.RoundTrip(req)
@@ -104,7 +104,7 @@ func TestTalliesCountAttemptsHedgesAndTheHedgesThatWon(t *testing.T) {
 	assert.Equal(t, int64(3), edge.HedgesWon.Load())
 
 	var retried fooddelivery.EdgeStats
-	rt = tallied(firstAnswer{countAttempts(okTransport{}, &retried.Attempts, &retried.Retries, func() bool { return false })}, nil)
+	rt = tallied(firstAnswer{countAttempts(okTransport{}, &retried.Attempts, &retried.Retries, func() bool { return false }, attemptSpans{})}, nil)
 	req, _ := http.NewRequest(http.MethodGet, "http://payment/charges", nil)
 	resp, err := rt.RoundTrip(req)
 	require.NoError(t, err)
@@ -147,7 +147,7 @@ func TestOutcomesCountEachCauseOnceWhereItHappened(t *testing.T) {
 		&fooddelivery.CallError{Service: "order", Status: 503, Err: fooddelivery.ErrOverloaded},                     // passed on from further down
 		&fooddelivery.CallError{Service: "order", Status: 503, Code: "overloaded", Err: fooddelivery.ErrOverloaded}, // the order service's own limit
 	} {
-		outcomes(edge, err)
+		outcomes(context.Background(), edge, err)
 	}
 	assert.Equal(t, int64(2), edge.Timeouts.Load(), "two calls timed out here; the 504 was an answer")
 	assert.Equal(t, int64(1), edge.BreakerOpen.Load())

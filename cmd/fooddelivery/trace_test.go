@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
+)
+
+// spansNamed returns the spans of t whose name is name.
+func spansNamed(t tracing.Trace, name string) []tracing.Span {
+	var out []tracing.Span
+	for _, s := range t.Spans {
+		if s.Name == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// hasEvent reports whether s recorded the event name.
+func hasEvent(s tracing.Span, name string) bool {
+	for _, e := range s.Events {
+		if e.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// describeTraces says what a ring held, for a failure: how many traces,
+// and the span names of the first few.
+func describeTraces(traces []tracing.Trace) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d traces", len(traces))
+	for i, t := range traces {
+		if i == 3 {
+			break
+		}
+		names := make([]string, 0, len(t.Spans))
+		for _, s := range t.Spans {
+			names = append(names, s.Name)
+		}
+		fmt.Fprintf(&b, "\n  %s: %s", t.TraceID, strings.Join(names, ", "))
+	}
+	return b.String()
+}
+
+// Under lost payment answers with every lab's solution, a checkout's trace
+// runs from the customer through the gateway and the order service to
+// payment, and shows the charge sent twice with the same idempotency key,
+// the second answered from payment's store (the replay marked).
+func TestTraceShowsARetriedChargeReplayed(t *testing.T) {
+	ring := tracing.NewRing(5000, tracing.DefaultSpansPerTrace)
+	runSystem(t, runSpec{labs: []string{"all=solution"}, scenario: "lost-payment-responses", load: 20, mix: checkoutHeavy,
+		length: 20 * time.Second, tracer: tracing.New(ring)})
+	traces := ring.Traces()
+	found := 0
+	for _, tr := range traces {
+		charges := spansNamed(tr, "payment POST /charges")
+		if len(charges) < 2 || len(spansNamed(tr, "gateway POST /graphql")) == 0 || len(spansNamed(tr, "order POST /orders")) == 0 {
+			continue
+		}
+		keys := map[any]int{}
+		replayed := false
+		for _, c := range charges {
+			keys[c.Attributes[tracing.AttrIdempotencyKey]]++
+			replayed = replayed || hasEvent(c, tracing.EventReplay)
+		}
+		if len(keys) == 1 && keys[nil] == 0 && replayed {
+			found++
+		}
+	}
+	if found == 0 {
+		t.Fatalf("no checkout trace spans gateway, order and payment with two charges of one idempotency key and a replay; the ring held %s", describeTraces(traces))
+	}
+	t.Logf("%d of %d traces show a charge retried with its key and replayed", found, len(traces))
+}
+
+// Under a slow menu replica with lab 09's solution, a menu read's trace
+// shows a hedged copy sent, the winner marked on the call's span, and the
+// losing attempt cancelled.
+func TestTraceShowsAHedgedReadWithItsWinnerAndTheCancelledLoser(t *testing.T) {
+	ring := tracing.NewRing(5000, tracing.DefaultSpansPerTrace)
+	runSystem(t, runSpec{labs: []string{"09=solution"}, scenario: "slow-menu-replica", load: 20, mix: browseAndBuy,
+		length: 20 * time.Second, tracer: tracing.New(ring)})
+	traces := ring.Traces()
+	found := 0
+	for _, tr := range traces {
+		var sent, won, cancelled bool
+		for _, s := range tr.Spans {
+			sent = sent || hasEvent(s, tracing.EventHedgeSent)
+			won = won || hasEvent(s, tracing.EventHedgeWon)
+			cancelled = cancelled || hasEvent(s, tracing.EventHedgeCancelled)
+		}
+		if sent && won && cancelled {
+			found++
+		}
+	}
+	if found == 0 {
+		t.Fatalf("no trace shows a hedge sent, its winner and the cancelled loser; the ring held %s", describeTraces(traces))
+	}
+	t.Logf("%d of %d traces show a hedged read won and its loser cancelled", found, len(traces))
+}

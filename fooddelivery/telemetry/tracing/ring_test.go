@@ -1,0 +1,109 @@
+package tracing
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// A chain of two services over real HTTP: the server span of the callee
+// is the child of the caller's client span, which is the child of the
+// caller's server span, and the Ring holds them as one trace.
+func TestSpansOfOneRequestShareATraceAcrossAHop(t *testing.T) {
+	tr := New(NewRing(10, 10))
+	callee := httptest.NewServer(tr.Server("payment", "POST /charges", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		Event(r.Context(), EventReplay)
+		w.WriteHeader(http.StatusCreated)
+	})))
+	defer callee.Close()
+	client := &http.Client{Transport: tr.Client(nil, "order", "payment")}
+	caller := httptest.NewServer(tr.Server("order", "POST /orders", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, _ := http.NewRequestWithContext(r.Context(), http.MethodPost, callee.URL, nil)
+		req.Header.Set(headerIdempotencyKey, "k1")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Errorf("the call to payment: %v", err)
+			return
+		}
+		resp.Body.Close()
+		w.WriteHeader(http.StatusCreated)
+	})))
+	defer caller.Close()
+	resp, err := http.Post(caller.URL, "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+
+	traces := tr.Ring().Traces()
+	if len(traces) != 1 {
+		t.Fatalf("the ring holds %d traces after one request, want 1", len(traces))
+	}
+	spans := map[string]Span{}
+	for _, s := range traces[0].Spans {
+		spans[s.Name] = s
+	}
+	server, client2, callee2 := spans["order POST /orders"], spans["order -> payment POST"], spans["payment POST /charges"]
+	if server.SpanID == "" || client2.SpanID == "" || callee2.SpanID == "" {
+		t.Fatalf("the trace has the spans %v, want order POST /orders, order -> payment POST and payment POST /charges", traces[0].Spans)
+	}
+	if client2.ParentID != server.SpanID || callee2.ParentID != client2.SpanID {
+		t.Errorf("parents: client %s under %s (want %s), callee %s under %s (want %s)", client2.SpanID, client2.ParentID, server.SpanID, callee2.SpanID, callee2.ParentID, client2.SpanID)
+	}
+	if callee2.Attributes[AttrIdempotencyKey] != "k1" || len(callee2.Events) != 1 || callee2.Events[0].Name != EventReplay {
+		t.Errorf("payment's span: attributes %v, events %v; want the key k1 and one %s", callee2.Attributes, callee2.Events, EventReplay)
+	}
+	if callee2.Service != "payment" || client2.Service != "order" {
+		t.Errorf("services: callee %q, client %q; want payment and order", callee2.Service, client2.Service)
+	}
+}
+
+// The Ring keeps its bounds: the oldest trace goes first, and a trace
+// keeps its first spans only.
+func TestRingKeepsItsBounds(t *testing.T) {
+	tr := New(NewRing(3, 2))
+	var ids []string
+	for range 5 {
+		ctx, span := tr.tracer.Start(context.Background(), "root")
+		for range 4 {
+			_, child := tr.tracer.Start(ctx, "child")
+			child.End()
+		}
+		span.End()
+		ids = append(ids, span.SpanContext().TraceID().String())
+	}
+	r := tr.Ring()
+	if r.Len() != 3 {
+		t.Fatalf("a ring of 3 holds %d traces after 5", r.Len())
+	}
+	if _, ok := r.Trace(ids[1]); ok {
+		t.Errorf("trace 2 of 5 is still held: the oldest must go first")
+	}
+	got, ok := r.Trace(ids[4])
+	if !ok || len(got.Spans) != 2 {
+		t.Errorf("the latest trace: held %v with %d spans, want held with 2 (the bound)", ok, len(got.Spans))
+	}
+}
+
+// List refuses what it cannot filter by, naming what it takes.
+func TestListRefusesUnknownFilters(t *testing.T) {
+	for _, tc := range []struct {
+		flow, outcome string
+		limit         int
+		want          string
+	}{
+		{"chekout", "", 10, "checkout, browse"},
+		{"", "slowish", 10, "failed, slow, retried, hedged, fallback"},
+		{"", "", 0, "1 to 500"},
+		{"", "", 501, "1 to 500"},
+	} {
+		if _, err := List(nil, tc.flow, tc.outcome, tc.limit); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("List(%q, %q, %d): %v, want an error naming %q", tc.flow, tc.outcome, tc.limit, err, tc.want)
+		}
+	}
+	if got, err := List(nil, FlowCheckout, OutcomeRetried, 5); err != nil || len(got) != 0 {
+		t.Errorf("List of no traces: %v, %v; want an empty list", got, err)
+	}
+}

@@ -1,0 +1,219 @@
+package tracing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/attribute"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Wire headers the tracing reads to describe a request. They are the
+// values of fooddelivery's constants of the same names, repeated here
+// because package fooddelivery imports this one.
+const (
+	headerAttempt        = "X-Attempt"
+	headerIdempotencyKey = "Idempotency-Key"
+	headerRequestID      = "X-Request-Id"
+	headerTimeoutMs      = "X-Timeout-Ms"
+)
+
+// Tracer records the spans of one process's services into a Ring, and
+// carries W3C Trace Context (the traceparent header) on every call. A
+// nil *Tracer traces nothing: its wrappers return what they were given.
+// It is safe for concurrent use.
+type Tracer struct {
+	tp     *sdktrace.TracerProvider
+	tracer trace.Tracer
+	ring   *Ring
+	prop   propagation.TextMapPropagator
+}
+
+// New returns a Tracer that keeps every span it ends in ring, and hands
+// it to each of more too (an OTLP exporter's processor, a test's). Spans
+// are processed as they end, in the goroutine that ends them: no
+// background goroutine, so a Tracer works inside a testing/synctest
+// bubble. A nil ring is NewRing(DefaultTraces, DefaultSpansPerTrace).
+func New(ring *Ring, more ...sdktrace.SpanProcessor) *Tracer {
+	if ring == nil {
+		ring = NewRing(DefaultTraces, DefaultSpansPerTrace)
+	}
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithSpanProcessor(ring), sdktrace.WithSampler(sdktrace.AlwaysSample())}
+	for _, p := range more {
+		opts = append(opts, sdktrace.WithSpanProcessor(p))
+	}
+	tp := sdktrace.NewTracerProvider(opts...)
+	return &Tracer{
+		tp:     tp,
+		tracer: tp.Tracer("github.com/gophereats/resilience/fooddelivery"),
+		ring:   ring,
+		prop:   propagation.TraceContext{},
+	}
+}
+
+// Ring returns where the Tracer keeps its traces; nil for a nil Tracer.
+func (t *Tracer) Ring() *Ring {
+	if t == nil {
+		return nil
+	}
+	return t.ring
+}
+
+// Shutdown ends the Tracer's span processors (flushing an exporter).
+func (t *Tracer) Shutdown(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	return t.tp.Shutdown(ctx)
+}
+
+func (t *Tracer) options(name func(r *http.Request) string, more ...otelhttp.Option) []otelhttp.Option {
+	return append([]otelhttp.Option{
+		otelhttp.WithTracerProvider(t.tp),
+		otelhttp.WithPropagators(t.prop),
+		otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return name(r) }),
+	}, more...)
+}
+
+// Server wraps next, the handler of route on instance ("payment", "POST
+// /charges"), in a server span named SpanServerFormat, the child of the
+// caller's span when the request carries a traceparent. The span records
+// the instance, the route, and what the request says of itself: its
+// attempt number, idempotency key, request id and the deadline it
+// arrived with.
+func (t *Tracer) Server(instance, route string, next http.Handler) http.Handler {
+	if t == nil {
+		return next
+	}
+	name := fmt.Sprintf(SpanServerFormat, instance, route)
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		span := trace.SpanFromContext(r.Context())
+		span.SetAttributes(attribute.String(AttrInstance, instance), attribute.String(AttrRoute, route))
+		describe(span, r)
+		if ms, err := strconv.ParseInt(r.Header.Get(headerTimeoutMs), 10, 64); err == nil && ms >= 0 {
+			span.SetAttributes(attribute.Int64(AttrDeadlineLeftMs, ms))
+		}
+		next.ServeHTTP(w, r)
+	})
+	return otelhttp.NewHandler(inner, name, t.options(func(*http.Request) string { return name })...)
+}
+
+// describe sets the attributes a request's headers give on span.
+func describe(span trace.Span, r *http.Request) {
+	if n, err := strconv.Atoi(r.Header.Get(headerAttempt)); err == nil && n > 0 {
+		span.SetAttributes(attribute.Int(AttrAttempt, n))
+	}
+	if k := r.Header.Get(headerIdempotencyKey); k != "" {
+		span.SetAttributes(attribute.String(AttrIdempotencyKey, k))
+	}
+	if id := r.Header.Get(headerRequestID); id != "" {
+		span.SetAttributes(attribute.String(AttrRequestID, id))
+	}
+}
+
+// Client wraps base (nil means http.DefaultTransport), the transport of a
+// client that from ("order") uses to call to ("payment"), in a client
+// span per request named SpanClientFormat, and sends the span in the
+// traceparent header.
+func (t *Tracer) Client(base http.RoundTripper, from, to string) http.RoundTripper {
+	if t == nil {
+		return base
+	}
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	inner := roundTripper{func(r *http.Request) (*http.Response, error) {
+		describe(trace.SpanFromContext(r.Context()), r)
+		return base.RoundTrip(r)
+	}, base}
+	traced := otelhttp.NewTransport(inner, t.options(func(r *http.Request) string {
+		return fmt.Sprintf(SpanClientFormat, from, to, r.Method)
+	}, otelhttp.WithSpanOptions(trace.WithAttributes(attribute.String(AttrFrom, from), attribute.String(AttrTo, to))))...)
+	return roundTripper{traced.RoundTrip, base}
+}
+
+// attemptKey carries an attempt's number to Attempts.
+type attemptKey struct{}
+
+// Attempt is what Attempts needs to know of one send of a call.
+type Attempt struct {
+	N     int  // 1-based
+	Hedge bool // a hedged copy (N > 1) rather than a retry
+	// BackoffMs is, for a retry, the wait between the end of the
+	// previous attempt and this one's start, in milliseconds.
+	BackoffMs float64
+}
+
+// WithAttempt returns ctx carrying attempt a for Attempts.
+func WithAttempt(ctx context.Context, a Attempt) context.Context {
+	return context.WithValue(ctx, attemptKey{}, a)
+}
+
+// Attempts wraps base, the transport below a retrying or hedging one of
+// from's client of to, in a span per attempt named SpanAttemptFormat:
+// the attempt's number comes from the request's context (WithAttempt).
+// A retry records EventAttempt with its backoff; a hedged copy records
+// EventHedgeSent with the replica it went to, and EventHedgeCancelled
+// when it ends cancelled (it lost the race, or the call ended).
+func (t *Tracer) Attempts(base http.RoundTripper, from, to string) http.RoundTripper {
+	if t == nil {
+		return base
+	}
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	inner := roundTripper{func(r *http.Request) (*http.Response, error) {
+		span := trace.SpanFromContext(r.Context())
+		describe(span, r)
+		a, _ := r.Context().Value(attemptKey{}).(Attempt)
+		if a.N > 0 {
+			span.SetAttributes(attribute.Int(AttrAttempt, a.N))
+		}
+		switch {
+		case a.Hedge:
+			span.AddEvent(EventHedgeSent, trace.WithAttributes(attribute.Int(AttrAttempt, a.N), attribute.String(AttrReplica, r.URL.Hostname())))
+		case a.N > 1:
+			span.AddEvent(EventAttempt, trace.WithAttributes(attribute.Int(AttrAttempt, a.N), attribute.Float64(AttrBackoffMs, a.BackoffMs)))
+		}
+		resp, err := base.RoundTrip(r)
+		if err != nil && a.N > 0 && errors.Is(err, context.Canceled) {
+			span.AddEvent(EventHedgeCancelled, trace.WithAttributes(attribute.Int(AttrAttempt, a.N)))
+		}
+		return resp, err
+	}, base}
+	traced := otelhttp.NewTransport(inner, t.options(func(r *http.Request) string {
+		a, _ := r.Context().Value(attemptKey{}).(Attempt)
+		return fmt.Sprintf(SpanAttemptFormat, from, to, a.N)
+	}, otelhttp.WithSpanOptions(trace.WithAttributes(attribute.String(AttrFrom, from), attribute.String(AttrTo, to))))...)
+	return roundTripper{traced.RoundTrip, base}
+}
+
+// Event records a pattern's decision, name (one of the Event constants),
+// on the span in ctx; without a span it does nothing.
+func Event(ctx context.Context, name string, attrs ...attribute.KeyValue) {
+	trace.SpanFromContext(ctx).AddEvent(name, trace.WithAttributes(attrs...))
+}
+
+// roundTripper is an http.RoundTripper made of a function that passes
+// CloseIdleConnections on to the transport below (otelhttp's Transport
+// does not), so that a system's shutdown still reaches the connections.
+type roundTripper struct {
+	fn    func(*http.Request) (*http.Response, error)
+	below http.RoundTripper
+}
+
+func (rt roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return rt.fn(r) }
+
+func (rt roundTripper) CloseIdleConnections() {
+	if c, ok := rt.below.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
