@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gophereats/resilience/fooddelivery/telemetry/logs"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
@@ -32,6 +34,9 @@ type Instance struct {
 	// (tracing.Tracer.Server), outside the concurrency limit, so that a
 	// refused request is in its trace too, with tracing.EventOverloaded.
 	Tracer *tracing.Tracer
+	// Logger, when set, is put on every request's context (logs.From)
+	// and gets a line per request answered, at info.
+	Logger *slog.Logger
 	slots  chan struct{} // nil: no limit
 
 	mu     sync.Mutex
@@ -155,13 +160,27 @@ func (in *Instance) RouteWith(route string, h http.Handler, overloaded http.Hand
 		if id := r.Header.Get(HeaderRequestID); id != "" {
 			ctx = WithRequestID(ctx, id)
 		}
+		ctx = logs.With(ctx, in.Logger)
 		h.ServeHTTP(w, r.WithContext(ctx))
 		finished = true
+		if in.Logger != nil {
+			in.logRequest(ctx, r, route, w.code(true), time.Since(start))
+		}
 		stats.Completed.Add(1)
 		if r.Context().Err() != nil {
 			stats.Cancelled.Add(1)
 		}
 	}))
+}
+
+// logRequest writes the line of one answered request.
+func (in *Instance) logRequest(ctx context.Context, r *http.Request, route string, status int, d time.Duration) {
+	if !in.Logger.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	in.Logger.LogAttrs(ctx, slog.LevelInfo, "request", slog.String("instance", in.Name), slog.String("route", route),
+		slog.Int("status", status), slog.Float64("duration_ms", float64(d)/float64(time.Millisecond)),
+		slog.String("request_id", RequestIDFrom(ctx)), slog.String("attempt", r.Header.Get(HeaderAttempt)))
 }
 
 // BodyTimeout bounds how long a request's body may take to arrive once

@@ -25,9 +25,11 @@ func (m *Metrics) AddSource(read func() (Snapshot, bool)) {
 	m.sources = append(m.sources, read)
 }
 
-// merge adds o's numbers to s: their routes, edges and patterns side by
-// side (each process counts its own instances, edges and patterns; where
-// both name the same one, both are kept, o's after s's), their limits
+// merge adds o's numbers to s: their routes and patterns side by side
+// (each process counts its own instances and patterns; where both name the
+// same one, both are kept, o's after s's), their edges summed per edge
+// (every process wires the same edges, and only the caller's process
+// counts on them: a /metrics must not hold one edge twice), their limits
 // together (s's win), and their orders charged twice summed.
 func (s Snapshot) merge(o Snapshot) Snapshot {
 	s.Routes = append(s.Routes, o.Routes...)
@@ -40,10 +42,7 @@ func (s Snapshot) merge(o Snapshot) Snapshot {
 	}
 	maps.Copy(limits, s.Limits)
 	s.Limits = limits
-	s.Edges = append(s.Edges, o.Edges...)
-	slices.SortStableFunc(s.Edges, func(a, b EdgeSnapshot) int {
-		return cmp.Or(cmp.Compare(a.Caller, b.Caller), cmp.Compare(a.Dependency, b.Dependency))
-	})
+	s.Edges = sumEdges(append(slices.Clone(s.Edges), o.Edges...))
 	s.Breakers = append(s.Breakers, o.Breakers...)
 	slices.SortStableFunc(s.Breakers, func(a, b BreakerSnapshot) int { return cmp.Compare(a.Name, b.Name) })
 	s.Bulkheads = append(s.Bulkheads, o.Bulkheads...)
@@ -111,4 +110,33 @@ func UnmarshalWire(data []byte) (Snapshot, error) {
 		w.Limits = map[string]int{}
 	}
 	return w.Snapshot, nil
+}
+
+// sumEdges returns edges with those of one caller and dependency summed
+// into one, sorted by caller, then dependency.
+func sumEdges(edges []EdgeSnapshot) []EdgeSnapshot {
+	slices.SortStableFunc(edges, func(a, b EdgeSnapshot) int {
+		return cmp.Or(cmp.Compare(a.Caller, b.Caller), cmp.Compare(a.Dependency, b.Dependency))
+	})
+	out := edges[:0]
+	for _, e := range edges {
+		if n := len(out); n > 0 && out[n-1].Caller == e.Caller && out[n-1].Dependency == e.Dependency {
+			p := &out[n-1]
+			p.Attempts += e.Attempts
+			p.Retries += e.Retries
+			p.Hedges += e.Hedges
+			p.HedgesWon += e.HedgesWon
+			p.Fallbacks += e.Fallbacks
+			p.BreakerTransitions += e.BreakerTransitions
+			p.Replays += e.Replays
+			p.Timeouts += e.Timeouts
+			p.BreakerOpen += e.BreakerOpen
+			p.BulkheadFull += e.BulkheadFull
+			p.BudgetSpent += e.BudgetSpent
+			p.Overloaded += e.Overloaded
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }

@@ -38,6 +38,8 @@ func TestSnapshotOfAnotherProcess(t *testing.T) {
 	gateway.ReportLimit("gateway", 200)
 	gateway.Route("gateway", "POST /graphql").Received.Add(5)
 	gateway.ReportChargedTwice(func() int { return 0 })
+	gateway.Edge("payment", "processor") // every process wires every edge; only its caller's counts
+	gateway.Edge("gateway", "menu").Hedges.Add(2)
 	down := false
 	gateway.AddSource(func() (Snapshot, bool) { return got, !down })
 	merged := gateway.Snapshot()
@@ -49,7 +51,10 @@ func TestSnapshotOfAnotherProcess(t *testing.T) {
 	assert.Equal(t, map[string]int{"gateway": 200, "payment": 60}, merged.Limits)
 	require.NotNil(t, merged.OrdersChargedMoreThanOnce)
 	assert.Equal(t, int64(2), *merged.OrdersChargedMoreThanOnce, "orders charged twice are summed over processes")
-	assert.Len(t, merged.Edges, 1)
+	require.Len(t, merged.Edges, 2, "one edge per caller and dependency, however many processes wire it: %+v", merged.Edges)
+	assert.Equal(t, "gateway->menu", merged.Edges[0].Edge)
+	assert.Equal(t, int64(2), merged.Edges[0].Hedges)
+	assert.Equal(t, int64(3), merged.Edges[1].Attempts, "the payment process's attempts, summed with the gateway's zero")
 
 	down = true
 	alone := gateway.Snapshot()

@@ -14,7 +14,6 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/dashboard"
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/loadgen"
-	"github.com/gophereats/resilience/fooddelivery/memnet"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
 	"github.com/gophereats/resilience/fooddelivery/system"
 	"github.com/gophereats/resilience/fooddelivery/telemetry"
@@ -60,9 +59,17 @@ type controlOptions struct {
 	// report, when set, gets the checker's line after a scenario that
 	// checks (the terminal of cmd/fooddelivery).
 	report io.Writer
+	// store is where the checker reads the ledger and the orders; nil
+	// means this process's own (checker.LocalStore).
+	store checker.Store
+	// thisRun says whether an order id is of this run, for the checker;
+	// nil judges every charge.
+	thisRun func(orderID string) bool
 	// tracer, when set, traces the customers' requests (as "customer"),
-	// and GET /admin/traces reads its ring; nil: no tracing.
+	// and GET /admin/traces reads its ring, or traces when set (the
+	// traces of every process); nil: no tracing.
 	tracer *tracing.Tracer
+	traces admin.TraceSource
 }
 
 // checkSettle is how long the checker gives a charged order to be placed
@@ -95,10 +102,13 @@ func startControls(sys *system.System, o controlOptions, rules []faults.Rule, ga
 		return nil, fmt.Errorf("-load: %w", err)
 	}
 	c := &controls{gen: gen, done: make(chan error, 1), crash: o.crash}
-	hc := *sys.HTTPClient()
-	hc.Timeout = 5 * time.Second
-	store := checker.HTTPStore{Client: &hc, Payment: memnet.ServiceURL("payment"), Order: memnet.ServiceURL("order")}
-	c.check = func(ctx context.Context) (checker.Report, error) { return checker.Check(ctx, acks, store, checkSettle) }
+	store := o.store
+	if store == nil {
+		store = checker.LocalStore{Ledger: sys.Ledger, Orders: sys.Store}
+	}
+	c.check = func(ctx context.Context) (checker.Report, error) {
+		return checker.Check(ctx, acks, store, checker.Options{Settle: checkSettle, ThisRun: o.thisRun})
+	}
 	c.ctl = &scenario.Controls{Faults: sys.Faults, Load: gen, GameDay: gameDay, Log: scenario.NewLog(0),
 		Check: func(ctx context.Context) (string, error) {
 			r, err := c.check(ctx)
@@ -120,7 +130,14 @@ func startControls(sys *system.System, o controlOptions, rules []faults.Rule, ga
 		return nil, fmt.Errorf("scenarios: %w", err)
 	}
 	if o.addr != "" {
-		if err := c.mount(sys, o.addr, o.labs, o.tracer); err != nil {
+		var traces admin.TraceSource
+		if o.tracer != nil {
+			traces = o.tracer.Ring()
+		}
+		if o.traces != nil {
+			traces = o.traces
+		}
+		if err := c.mount(sys, o.addr, o.labs, traces); err != nil {
 			c.runner.Close()
 			return nil, err
 		}
@@ -140,11 +157,8 @@ func startControls(sys *system.System, o controlOptions, rules []faults.Rule, ga
 // mount serves the admin API at /admin, the Prometheus metrics at
 // /metrics and the dashboard at / (the root path alone) and /dashboard on
 // the gateway's address, all behind the admin guard.
-func (c *controls) mount(sys *system.System, addr string, labs []string, tracer *tracing.Tracer) error {
-	cfg := admin.Config{Addr: addr, Controls: c.ctl, Runner: c.runner, Check: c.check, Crash: c.crash}
-	if tracer != nil {
-		cfg.Traces = tracer.Ring()
-	}
+func (c *controls) mount(sys *system.System, addr string, labs []string, traces admin.TraceSource) error {
+	cfg := admin.Config{Addr: addr, Controls: c.ctl, Runner: c.runner, Check: c.check, Crash: c.crash, Traces: traces}
 	h, err := admin.New(cfg)
 	if err != nil {
 		return err

@@ -43,6 +43,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/scenario"
 	"github.com/gophereats/resilience/fooddelivery/supervisor"
 	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/logs"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 	"github.com/gophereats/resilience/internal/compose"
 	"github.com/gophereats/resilience/internal/gameday"
@@ -84,6 +85,11 @@ Flags:
                     normal (the default): each service answers in its usual time, as on lab 10's
                     platform: %s; a -fault on a service
                     takes over from its usual time. off: every service answers at once
+  -log json|text    the format of the services' log lines on stderr (default json): one per
+                    request and one per pattern decision at info, each with its trace_id and
+                    span_id, and at error the internal errors that clients never see
+  -log-level level  debug, info, warn or error (default warn: quiet while a demo runs; info
+                    shows every request and decision)
   -traces n         keep the latest n traces in memory (0 to 10000, default 500; 0 turns tracing
                     off): every request's spans, from the customer through every service, with
                     each pattern's decisions as events; GET /admin/traces lists them
@@ -114,6 +120,9 @@ Flags:
   -peer name=addr   with -service: where another instance listens, loopback only; repeatable
   -via name=addr    with -service: dial that instance through addr instead (a Toxiproxy link)
   -supervised       exit when standard input closes (-processes gives it to its children)
+  -run-start ms     when the system's run began, in Unix milliseconds (-processes gives it to its
+                    children): the checker judges only the orders given since, not an earlier
+                    run's on the same -data
   -container        with -service, inside a container on a compose network (compose.yaml): listen on
                     -addr 0.0.0.0:PORT, and find peers by container name (-peer payment=payment:9104);
                     publish only the gateway's port, on 127.0.0.1 and the same number
@@ -129,8 +138,9 @@ Flags:
                     service its orders (order.db): bbolt files written before each charge or order
                     is answered, so that a restart reads them back, finds the orders, and replays a
                     charge's key instead of charging twice; default: memory in one process, a
-                    temporary folder with -processes (removed when it stops). A file that is
-                    damaged, locked by another process or of another layout stops the start
+                    temporary folder with -processes (removed when it stops; kill -9 of the parent
+                    leaves it behind). A file that is damaged, locked by another process, of
+                    another layout or not writable stops the start, with its path and what to do
   -toxiproxy addr   with -processes: where Toxiproxy's API listens, loopback only (default
                     127.0.0.1:8474, its usual port). Every link between two services (gateway-order,
                     order-payment, ...) is one of its proxies; a rule for a whole service that
@@ -193,6 +203,22 @@ func normalLatencies() []faults.Rule {
 // It is the start time in milliseconds, in base 36.
 func runPrefix(start time.Time) string {
 	return "ord-" + strconv.FormatInt(start.UnixMilli(), 36) + "-"
+}
+
+// thisRun returns the checker's test of an order id given since start:
+// one whose runPrefix names a start no earlier than start's (to the
+// millisecond; an order process starts after the run begins). An id
+// without a run prefix is judged.
+func thisRun(start time.Time) func(orderID string) bool {
+	return func(id string) bool {
+		rest, ok := strings.CutPrefix(id, "ord-")
+		stamp, _, ok2 := strings.Cut(rest, "-")
+		ms, err := strconv.ParseInt(stamp, 36, 64)
+		if !ok || !ok2 || err != nil {
+			return true
+		}
+		return ms >= start.UnixMilli()
+	}
 }
 
 func main() {
@@ -270,6 +296,13 @@ type options struct {
 	latency string
 	// traces is how many traces the ring keeps (-traces); 0 is no tracing.
 	traces int
+	// logFormat and logLevel are -log and -log-level (logs.New).
+	logFormat, logLevel string
+	// runStart is when the system's run began (-run-start, from
+	// -processes; else when this process began, a minute earlier for a
+	// gateway that runs alone, as in compose, whose services start a few
+	// seconds apart): the checker judges only the orders given since.
+	runStart time.Time
 	// container says that this process runs one service in a container
 	// on a compose network (-container): it may listen on 0.0.0.0 and
 	// find its peers by container name.
@@ -294,8 +327,8 @@ func (f *faultSpecs) Set(spec string) error {
 // run starts the system as args say, prints the banner to stdout, and
 // stops the system when ctx is done. Bad arguments return a *usageError
 // before anything starts; -h prints the usage to stdout and returns nil.
-// run writes only the banner and a final "stopped" line (both to stdout);
-// stderr is part of the signature for diagnostics and unused today.
+// run writes the banner and a final "stopped" line to stdout, and the
+// services' log lines (-log, -log-level) to stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	opts, err := parseFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -334,7 +367,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		tracer = tracing.New(tracing.NewRing(opts.traces, tracing.DefaultSpansPerTrace))
 		defer tracer.Shutdown(context.Background())
 	}
+	logger, err := logs.New(stderr, opts.logFormat, opts.logLevel)
+	if err != nil {
+		return &usageError{err}
+	}
+	// The breakers keep logging their state changes as they did, on
+	// slog's default logger: a line each time one opens or closes.
 	w := opts.wire(func(s *compose.Settings) { s.Tracer = tracer })
+	w.Cfg.Logger = logger
 	w.Cfg.Network = memnet.NewLoopback()
 	if opts.container {
 		w.Cfg.Network = memnet.NewContainer()
@@ -359,8 +399,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		live = gameday.PrepareLive(&w.Cfg) // the game day's capacity, and its auth watch
 	}
 	sys, err := system.Start(w.Cfg)
-	if err != nil {
+	if errors.Is(err, syscall.EADDRINUSE) {
 		return fmt.Errorf("starting the system: %w (is another copy running? pick a port with -addr)", err)
+	}
+	if err != nil {
+		return fmt.Errorf("starting the system: %w", err)
 	}
 	if opts.tcpFaults {
 		sys.Faults.SetTCP()
@@ -379,7 +422,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		scale = 0.1
 	}
 	if opts.service != "" && opts.service != "gateway" {
-		err := serveOne(ctx, sys, opts, stdout, stderr)
+		err := serveOne(ctx, sys, opts, tracer.Ring(), stdout, stderr)
 		sys.Close()
 		return err
 	}
@@ -393,8 +436,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	co := controlOptions{seed: opts.seed, load: opts.load, scenario: opts.scenario, scale: scale,
 		addr: sys.Network.TCPAddr("gateway"), labs: opts.plan.labLines(), live: live, report: stdout}
 	co.tracer = tracer
+	co.thisRun = thisRun(opts.runStart)
 	if opts.service == "gateway" {
 		co.crash = crashPeers(opts.peers)
+		co.store = peerStore(opts.peers)
+		if tracer != nil {
+			co.traces = newPeerTraces(tracer.Ring(), opts.peers)
+		}
 	}
 	c, err := startControls(sys, co, opts.faults, w.GameDay)
 	if err != nil {
@@ -407,6 +455,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if opts.service == "" {
 		fmt.Fprint(stdout, banner(sys.GatewayURL(), opts))
 	} else {
+		// The log lives in this process: after a crash of the gateway it
+		// begins again, and says so.
+		c.ctl.Log.Add(scenario.KindRestart, "gateway", fmt.Sprintf(
+			"gateway's process started (pid %d): this change log and the checker's record of what customers were told begin here", os.Getpid()))
 		go watchPeers(ctx, opts.peers, c.ctl.Log)
 		fmt.Fprintf(stdout, "gateway listening on %s (pid %d): GraphQL at %s, admin API at %s/admin/\n",
 			sys.Network.TCPAddr("gateway"), os.Getpid(), sys.GatewayURL(), strings.TrimSuffix(sys.GatewayURL(), "/graphql"))
@@ -452,6 +504,9 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&opts.container, "container", false, "")
 	fs.StringVar(&opts.latency, "latency", "normal", "")
 	fs.IntVar(&opts.traces, "traces", tracing.DefaultTraces, "")
+	fs.StringVar(&opts.logFormat, "log", logs.FormatJSON, "")
+	fs.StringVar(&opts.logLevel, "log-level", "warn", "")
+	runStartMs := fs.Int64("run-start", 0, "")
 	var linkSpecs peerFlags
 	fs.Var(&linkSpecs, "link", "")
 	if err := fs.Parse(args); err != nil {
@@ -463,13 +518,32 @@ func parseFlags(args []string) (options, error) {
 	if fs.NArg() > 0 {
 		return options{}, usagef("unexpected argument %q: every setting is a flag", fs.Arg(0))
 	}
-	addrSet := false
-	fs.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })
+	addrSet, toxiproxySet := false, false
+	fs.Visit(func(f *flag.Flag) {
+		addrSet = addrSet || f.Name == "addr"
+		toxiproxySet = toxiproxySet || f.Name == "toxiproxy"
+	})
+	if toxiproxySet && !opts.processes && opts.service == "" {
+		return options{}, usagef("-toxiproxy %s: Toxiproxy runs with -processes (or as -service %s); in one process the faults act inside the services", opts.toxiproxy, toxiproxyService)
+	}
 	if opts.service != "" && opts.service != "gateway" && !addrSet {
 		opts.addr = "127.0.0.1:0"
 	}
 	if opts.latency != "normal" && opts.latency != "off" {
 		return options{}, usagef("-latency %s: normal (each service answers in its usual time: %s) or off (at once)", fooddelivery.Quote(opts.latency), normalLatencyText)
+	}
+	switch {
+	case *runStartMs < 0:
+		return options{}, usagef("-run-start %d: give the run's start in Unix milliseconds (-processes gives it)", *runStartMs)
+	case *runStartMs > 0:
+		opts.runStart = time.UnixMilli(*runStartMs)
+	case opts.service == "gateway":
+		opts.runStart = time.Now().Add(-time.Minute)
+	default:
+		opts.runStart = time.Now()
+	}
+	if _, err := logs.New(io.Discard, opts.logFormat, opts.logLevel); err != nil {
+		return options{}, usagef("-log %s -log-level %s: %v", opts.logFormat, opts.logLevel, err)
 	}
 	if opts.traces < 0 || opts.traces > maxTraces {
 		return options{}, usagef("-traces %d: keep 0 (no tracing) to %d traces", opts.traces, maxTraces)

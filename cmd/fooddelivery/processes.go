@@ -6,22 +6,28 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/admin"
+	"github.com/gophereats/resilience/fooddelivery/checker"
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/links"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
 	"github.com/gophereats/resilience/fooddelivery/supervisor"
 	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
 // peerFlags collects the repeatable -peer name=host:port flag.
@@ -94,7 +100,7 @@ func instanceNames() []string {
 // fault rules of the gateway's admin API (where -fault, the dashboard
 // and the scenarios put them), so a rule reaches the process it is about,
 // and the connect faults reach the processes that dial.
-func serveOne(ctx context.Context, sys *system.System, opts options, stdout, stderr io.Writer) error {
+func serveOne(ctx context.Context, sys *system.System, opts options, ring *tracing.Ring, stdout, stderr io.Writer) error {
 	for _, r := range opts.faults {
 		if err := sys.Faults.Set(r.Service, r.Route, r.Fault); err != nil {
 			return &usageError{fmt.Errorf("-fault %s: %w", r, err)}
@@ -102,7 +108,7 @@ func serveOne(ctx context.Context, sys *system.System, opts options, stdout, std
 	}
 	addr := sys.Network.TCPAddr(opts.service)
 	started := time.Now()
-	for path, h := range map[string]http.HandlerFunc{
+	paths := map[string]http.HandlerFunc{
 		snapshotPath: func(w http.ResponseWriter, r *http.Request) {
 			raw, err := sys.Metrics.Snapshot().MarshalWire()
 			if err != nil {
@@ -117,7 +123,17 @@ func serveOne(ctx context.Context, sys *system.System, opts options, stdout, std
 			json.NewEncoder(w).Encode(processInfo{Service: opts.service, PID: os.Getpid(), Started: started})
 		},
 		crashPath: func(w http.ResponseWriter, r *http.Request) { serveCrash(w, r, sys.Faults, opts.service) },
-	} {
+	}
+	if ring != nil {
+		paths[spansPath] = serveSpans(ring)
+	}
+	switch opts.service {
+	case "payment":
+		paths[checker.LedgerPath] = checker.ServeStore(checker.LocalStore{Ledger: sys.Ledger}).ServeHTTP
+	case "order":
+		paths[checker.OrderPath] = checker.ServeStore(checker.LocalStore{Orders: sys.Store}).ServeHTTP
+	}
+	for path, h := range paths {
 		method := http.MethodGet
 		if path == crashPath {
 			method = http.MethodPost
@@ -247,7 +263,7 @@ func crashPeers(peers map[string]string) func(ctx context.Context, service, when
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := hc.Do(req)
 		if err != nil {
-			return fmt.Errorf("%w: %s does not answer at %s (%v): it may be down or restarting already", admin.ErrCrash, service, addr, err)
+			return fmt.Errorf("%w: %s does not answer at %s (%v): it may be down or restarting already; try again once it is back", admin.ErrCrashUnavailable, service, addr, err)
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusAccepted {
@@ -468,6 +484,7 @@ func readRules(ctx context.Context, hc *http.Client, url string) ([]string, erro
 // of this one (the same executable with -service), supervised until ctx
 // is done. args are the command line, passed on to every child.
 func runProcesses(ctx context.Context, args []string, opts options, stdout io.Writer) error {
+	runStart := time.Now()
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("-processes: finding this program to start its children: %w", err)
@@ -497,7 +514,8 @@ func runProcesses(ctx context.Context, args []string, opts options, stdout io.Wr
 	}
 	var children []supervisor.Child
 	for _, name := range names {
-		a := append(withoutProcesses(args), "-service", name, "-addr", addrs[name], "-supervised", "-tcp-faults", "-data", data)
+		a := append(withoutProcesses(args), "-service", name, "-addr", addrs[name], "-supervised", "-tcp-faults", "-data", data,
+			"-run-start", strconv.FormatInt(runStart.UnixMilli(), 10))
 		for _, peer := range names {
 			if peer == name {
 				continue
@@ -576,9 +594,12 @@ func parseLinks(specs []string, service string, container bool) (map[string]stri
 		if _, dup := out[name]; dup {
 			return nil, usagef("-link %s: %s already listens on %s", spec, name, out[name])
 		}
-		host, _, err := net.SplitHostPort(addr)
+		host, port, err := net.SplitHostPort(addr)
 		if err != nil || !(container && host == "0.0.0.0") && checkLoopback(addr) != nil {
 			return nil, usagef("-link %s: listen on a loopback host:port, or 0.0.0.0:PORT with -container", spec)
+		}
+		if port == "0" {
+			return nil, usagef("-link %s: give the proxy a port of its own: the callers' -via must name it, and port 0 picks one nobody knows", spec)
 		}
 		out[name] = addr
 	}
@@ -650,8 +671,8 @@ func callees(from string) []string {
 // processTable lists each child process: its instance, address and pid.
 func processTable(names []string, addrs map[string]string, pids map[string]int, took, restartDelay time.Duration) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "one process per service (-processes), all up in %.1fs; a child that dies is restarted after %v:\n",
-		took.Seconds(), restartDelay)
+	fmt.Fprintf(&b, "one process per service (-processes, this parent pid %d), all up in %.1fs; a child that dies is restarted after %v:\n",
+		os.Getpid(), took.Seconds(), restartDelay)
 	for _, name := range names {
 		fmt.Fprintf(&b, "  %-8s %-21s pid %d\n", name, addrs[name], pids[name])
 	}
@@ -694,4 +715,131 @@ func withoutProcesses(args []string) []string {
 		out = append(out, a)
 	}
 	return out
+}
+
+// peerStore reads payment's ledger and the orders from their processes'
+// own addresses in peers (not through a -via link, and outside their
+// routes' faults), for the checker in the gateway's process.
+func peerStore(peers map[string]string) checker.Store {
+	return checker.HTTPStore{Client: &http.Client{Timeout: 5 * time.Second},
+		Payment: "http://" + peers["payment"], PaymentHost: loopbackHost(peers["payment"]),
+		Order: "http://" + peers["order"], OrderHost: loopbackHost(peers["order"])}
+}
+
+// spansPath is where a process that runs one service serves the spans its
+// ring holds: every trace, or ?id= one (404 when it holds none of it).
+const spansPath = "/admin/spans"
+
+// serveSpans answers spansPath from ring.
+func serveSpans(ring *tracing.Ring) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if id := r.URL.Query().Get("id"); id != "" {
+			t, ok := ring.Trace(id)
+			if !ok {
+				http.Error(w, "no spans of that trace here", http.StatusNotFound)
+				return
+			}
+			json.NewEncoder(w).Encode(t)
+			return
+		}
+		json.NewEncoder(w).Encode(ring.Traces())
+	}
+}
+
+// peerTraces is the traces of every process, for the gateway's GET
+// /admin/traces: its own ring's, with the spans each other process holds
+// of the same traces added (a trace crosses every process, and each ring
+// holds the spans of its own). A process that does not answer within
+// its timeout is left out.
+type peerTraces struct {
+	local *tracing.Ring
+	peers map[string]string
+	hc    *http.Client
+}
+
+func newPeerTraces(local *tracing.Ring, peers map[string]string) *peerTraces {
+	return &peerTraces{local: local, peers: peers, hc: &http.Client{Timeout: time.Second}}
+}
+
+// fetch GETs spansPath?query from every peer at once and hands each
+// answer's body to use, in the peers' name order.
+func (p *peerTraces) fetch(query string, use func(raw []byte)) {
+	names := slices.Sorted(maps.Keys(p.peers))
+	bodies := make([][]byte, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		addr := p.peers[name]
+		wg.Go(func() {
+			req, err := http.NewRequest(http.MethodGet, "http://"+addr+spansPath+query, nil)
+			if err != nil {
+				return
+			}
+			req.Host = loopbackHost(addr)
+			resp, err := p.hc.Do(req)
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				bodies[i], _ = io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+			}
+		})
+	}
+	wg.Wait()
+	for _, b := range bodies {
+		if b != nil {
+			use(b)
+		}
+	}
+}
+
+// Traces implements admin.TraceSource: every trace any process holds,
+// by the start of its earliest span.
+func (p *peerTraces) Traces() []tracing.Trace {
+	byID := map[string]*tracing.Trace{}
+	var order []string
+	add := func(ts []tracing.Trace) {
+		for _, t := range ts {
+			if have, ok := byID[t.TraceID]; ok {
+				have.Spans = append(have.Spans, t.Spans...)
+				continue
+			}
+			t := t
+			byID[t.TraceID] = &t
+			order = append(order, t.TraceID)
+		}
+	}
+	add(p.local.Traces())
+	p.fetch("", func(raw []byte) {
+		var ts []tracing.Trace
+		if json.Unmarshal(raw, &ts) == nil {
+			add(ts)
+		}
+	})
+	out := make([]tracing.Trace, 0, len(order))
+	for _, id := range order {
+		t := byID[id]
+		slices.SortStableFunc(t.Spans, func(a, b tracing.Span) int { return a.Start.Compare(b.Start) })
+		out = append(out, *t)
+	}
+	slices.SortStableFunc(out, func(a, b tracing.Trace) int { return a.Spans[0].Start.Compare(b.Spans[0].Start) })
+	return out
+}
+
+// Trace implements admin.TraceSource.
+func (p *peerTraces) Trace(id string) (tracing.Trace, bool) {
+	t, ok := p.local.Trace(id)
+	if !ok {
+		t = tracing.Trace{TraceID: id}
+	}
+	p.fetch("?id="+url.QueryEscape(id), func(raw []byte) {
+		var more tracing.Trace
+		if json.Unmarshal(raw, &more) == nil && more.TraceID == id {
+			t.Spans = append(t.Spans, more.Spans...)
+			ok = true
+		}
+	})
+	slices.SortStableFunc(t.Spans, func(a, b tracing.Span) int { return a.Start.Compare(b.Start) })
+	return t, ok
 }

@@ -545,9 +545,21 @@ func TestProcessesCrashOnRequestAndTheCheckerJudges(t *testing.T) {
 	exe := buildCommand(t)
 	keyed := startProcesses(t, exe, "-lab", "08=solution", "-restart-delay", "50ms", "-load", "40", "-latency", "off")
 	before := keyed.pids()["courier"]
-	require.Equal(t, http.StatusAccepted, keyed.admin(t, "POST", "/admin/crash", `{"service": "courier"}`, nil))
+	require.Equal(t, http.StatusAccepted, keyed.admin(t, "POST", "/admin/crash", `{"service": "courier", "when": "now"}`, nil))
+	courierRestarts := func() []string {
+		var out []string
+		for _, c := range keyed.changes(t, scenario.KindRestart) {
+			if strings.HasPrefix(c, "courier ") {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	starts := keyed.changes(t, scenario.KindRestart)
+	require.NotEmpty(t, starts, "the gateway's process logs its own start")
+	assert.Contains(t, starts[0], "gateway's process started", "a change log that begins again after a crash of the gateway says so")
 	waitFor(t, "the change log to show courier's crash and restart", func() bool {
-		return len(keyed.changes(t, scenario.KindRestart)) > 0
+		return len(courierRestarts()) > 0
 	})
 	crashes := keyed.changes(t, scenario.KindCrash)
 	require.Len(t, crashes, 2, "the admin's line and the watcher's")
@@ -557,7 +569,7 @@ func TestProcessesCrashOnRequestAndTheCheckerJudges(t *testing.T) {
 	assert.Regexp(t, fmt.Sprintf(`^courier stopped answering( \(pid %d\))?$`, before), crashes[1])
 	waitFor(t, "courier's new pid in the supervisor's output", func() bool { return keyed.pids()["courier"] != before })
 	assert.Regexp(t, fmt.Sprintf(`^courier restarted: pid %d(, answering \d+\.\d s after it stopped)?$`, keyed.pids()["courier"]),
-		keyed.changes(t, scenario.KindRestart)[0])
+		courierRestarts()[0])
 
 	restarts := keyed.crashPayments(t, 4)
 	rep, summary := keyed.check(t)

@@ -25,7 +25,8 @@
 //	PUT    /admin/gameday                     {"features": {"eta": true}}: the features set to true are forced, all others released
 //	GET    /admin/changes?after=N             {"changes": [scenario.Change]}: the log, oldest first, after Seq N
 //	GET    /admin/check                       {"ok", "summary", "report": checker.Report}: what customers were told against what was stored
-//	POST   /admin/crash                       {"service": "payment", "when": "now"|"next-charge"} -> 202 {"crash": {...}} (-processes only)
+//	POST   /admin/crash                       {"service": "payment", "when": "now"|"next-charge"} -> 202 {"crash": {...}} (-processes only;
+//	                                          both fields required; 409 when the process is down or restarting)
 //	GET    /admin/traces?flow=&outcome=&limit= {"traces": [tracing.Summary], "held": N}: the latest traces, newest first
 //	GET    /admin/traces/{id}                 {"trace": tracing.Trace}: one trace's spans and their events
 //
@@ -110,8 +111,13 @@ const (
 )
 
 // ErrCrash wraps the reasons Config.Crash gives for not crashing a
-// process (an unknown service, a process that does not answer).
+// process that the request is wrong about (an unknown service): 400.
 var ErrCrash = errors.New("admin: cannot crash")
+
+// ErrCrashUnavailable wraps the reasons Config.Crash gives for not
+// crashing a process now, though the request is right (it does not
+// answer: down, or restarting already): 409.
+var ErrCrashUnavailable = errors.New("admin: cannot crash now")
 
 // By is what the admin API writes in Change.By.
 const By = "admin"

@@ -23,6 +23,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/memnet"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
 	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
 // host is what a local tool puts in Host for a gateway on port 8080.
@@ -392,7 +393,7 @@ func TestBadInputGetsClearErrors(t *testing.T) {
 
 		r = rg.send(t, "GET", "/admin/", "")
 		require.Equal(t, 200, r.status)
-		assert.Len(t, r.body["routes"], 15)
+		assert.Len(t, r.body["routes"], 17)
 		assert.Equal(t, 200, rg.send(t, "GET", "/admin", "").status)
 		assert.Empty(t, rg.specs(t))
 		// After the 413, net/http closes that connection and lingers half a
@@ -436,6 +437,9 @@ func TestCheckAndCrashNeedTheirHooksAndCheckTheirInput(t *testing.T) {
 				if service == "paymnet" {
 					return fmt.Errorf("%w: no service %q", admin.ErrCrash, service)
 				}
+				if service == "menu-2" {
+					return fmt.Errorf("%w: menu-2 does not answer: it may be restarting already", admin.ErrCrashUnavailable)
+				}
 				crashed = append(crashed, service+" "+when)
 				return nil
 			}
@@ -453,7 +457,9 @@ func TestCheckAndCrashNeedTheirHooksAndCheckTheirInput(t *testing.T) {
 			{`{}`, "invalid_crash", `"service" is missing`},
 			{`{"service": "payment", "when": "later"}`, "invalid_crash", `"when" is "later"`},
 			{`{"service": "order", "when": "next-charge"}`, "invalid_crash", "is for payment"},
-			{`{"service": "paymnet"}`, "invalid_crash", `no service "paymnet"`},
+			{`{"service": "payment"}`, "invalid_crash", `"when" is missing`},
+			{`{"service": "payment", "when": null}`, "invalid_crash", `"when" is missing`},
+			{`{"service": "paymnet", "when": "now"}`, "invalid_crash", `no service "paymnet"`},
 			{`{"service": 7}`, "bad_json", ""},
 		} {
 			r = rg.send(t, "POST", "/admin/crash", c.body)
@@ -462,9 +468,12 @@ func TestCheckAndCrashNeedTheirHooksAndCheckTheirInput(t *testing.T) {
 			assert.Contains(t, r.message(), c.says, c.body)
 		}
 		assert.Empty(t, crashed, "no bad request crashed anything")
+		r = rg.send(t, "POST", "/admin/crash", `{"service": "menu-2", "when": "now"}`)
+		assert.Equal(t, 409, r.status, "a process that is restarting is a conflict, not a bad request: %s", r.raw)
+		assert.Equal(t, "not_running", r.code())
 		r = rg.send(t, "POST", "/admin/crash", `{"service": "payment", "when": "next-charge"}`)
 		assert.Equal(t, 202, r.status, r.raw)
-		r = rg.send(t, "POST", "/admin/crash", `{"service": "courier"}`)
+		r = rg.send(t, "POST", "/admin/crash", `{"service": "courier", "when": "now"}`)
 		assert.Equal(t, 202, r.status, r.raw)
 		assert.Equal(t, []string{"payment next-charge", "courier now"}, crashed)
 		var logged []string
@@ -475,5 +484,53 @@ func TestCheckAndCrashNeedTheirHooksAndCheckTheirInput(t *testing.T) {
 		}
 		assert.Equal(t, []string{"crash: payment's process will be killed after its next charge is stored, before the answer",
 			"crash: courier's process killed"}, logged, "the change log (and so the dashboard) shows each crash")
+	})
+}
+
+// The traces routes: off without a ring, and with one a clear 400 for a
+// filter they do not know, a 404 for a trace not held, and the list and
+// one trace for what is held.
+func TestTracesRoutes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rg := newRig(t)
+		r := rg.send(t, "GET", "/admin/traces", "")
+		assert.Equal(t, 501, r.status, r.raw)
+		assert.Contains(t, r.message(), "-traces 0")
+	})
+	synctest.Test(t, func(t *testing.T) {
+		tr := tracing.New(nil)
+		sys, err := system.Start(system.Config{Tracer: tr})
+		require.NoError(t, err)
+		defer sys.Close()
+		resp, _, err := sys.GraphQL(context.Background(), "", `{ restaurants { id } }`, nil)
+		require.NoError(t, err)
+		require.Empty(t, resp.Errors)
+		rg := newRig(t, func(c *admin.Config) { c.Traces = tr.Ring() })
+		for _, tc := range []struct{ path, code, says string }{
+			{"/admin/traces?flow=chekout", "bad_query", "checkout, browse"},
+			{"/admin/traces?outcome=slowish", "bad_query", "failed, slow, retried"},
+			{"/admin/traces?limit=many", "bad_query", "1 to 500"},
+			{"/admin/traces?limit=0", "bad_query", "1 to 500"},
+		} {
+			r := rg.send(t, "GET", tc.path, "")
+			assert.Equal(t, 400, r.status, tc.path)
+			assert.Equal(t, tc.code, r.code(), tc.path)
+			assert.Contains(t, r.message(), tc.says, tc.path)
+		}
+		r := rg.send(t, "GET", "/admin/traces/0123", "")
+		assert.Equal(t, 404, r.status, r.raw)
+		assert.Equal(t, "no_such_trace", r.code())
+		r = rg.send(t, "POST", "/admin/traces", "{}")
+		assert.Equal(t, 405, r.status, r.raw)
+
+		r = rg.send(t, "GET", "/admin/traces?flow=browse", "")
+		require.Equal(t, 200, r.status, r.raw)
+		list, _ := r.body["traces"].([]any)
+		require.Len(t, list, 1, "one restaurant list, one trace: %s", r.raw)
+		id, _ := list[0].(map[string]any)["traceId"].(string)
+		r = rg.send(t, "GET", "/admin/traces/"+id, "")
+		require.Equal(t, 200, r.status, r.raw)
+		assert.Contains(t, r.raw, `"gateway POST /graphql"`)
+		assert.Contains(t, r.raw, `"menu-`)
 	})
 }

@@ -340,12 +340,13 @@ func (a *api) crash(w http.ResponseWriter, r *http.Request) {
 			"a crash kills one service's process, and here every service shares this one: start the system with -processes")
 		return
 	}
-	if in.When == "" {
-		in.When = CrashNow
-	}
 	switch {
 	case strings.TrimSpace(in.Service) == "":
 		writeError(w, http.StatusBadRequest, "invalid_crash", `"service" is missing: send {"service": "payment", "when": "now"}`)
+		return
+	case in.When == "":
+		writeError(w, http.StatusBadRequest, "invalid_crash",
+			fmt.Sprintf(`"when" is missing: say %q (at once) or %q (payment, after its next charge is stored and before the answer); a crash is never guessed`, CrashNow, CrashNextCharge))
 		return
 	case in.When != CrashNow && in.When != CrashNextCharge:
 		writeError(w, http.StatusBadRequest, "invalid_crash",
@@ -358,7 +359,11 @@ func (a *api) crash(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := a.cfg.Crash(r.Context(), in.Service, in.When); err != nil {
-		if errors.Is(err, ErrCrash) {
+		switch {
+		case errors.Is(err, ErrCrashUnavailable):
+			writeError(w, http.StatusConflict, "not_running", err.Error())
+			return
+		case errors.Is(err, ErrCrash):
 			writeError(w, http.StatusBadRequest, "invalid_crash", err.Error())
 			return
 		}

@@ -8,13 +8,14 @@
 //
 //	acks := checker.NewAcks()
 //	acks.Placed("o-17")               // from every checkout answered PLACED
-//	rep, err := checker.Check(ctx, acks, checker.HTTPStore{Client: hc, Payment: "http://payment", Order: "http://order"}, 3*time.Second)
+//	rep, err := checker.Check(ctx, acks, checker.LocalStore{Ledger: sys.Ledger, Orders: sys.Store}, checker.Options{Settle: 3 * time.Second})
 //	fmt.Println(rep)                  // checker: 412 checkouts answered placed, ...: 0 double charges, 0 lost paid orders, 0 reused ids
 package checker
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -25,6 +26,8 @@ import (
 	"time"
 
 	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/order"
+	"github.com/gophereats/resilience/fooddelivery/payment"
 )
 
 // MaxAcks is how many acknowledged checkouts an Acks keeps, the most
@@ -93,14 +96,48 @@ func (a *Acks) snapshot() (ids []string, reused []string, nReused int) {
 	return ids, slices.Clone(a.reused), a.nReuse
 }
 
-// Store reads what the system stored.
+// Presence says whether the order service still has an order.
+type Presence int
+
+const (
+	// Kept: the order service has the order.
+	Kept Presence = iota
+	// Missing: the order service has no such order, and never dropped it.
+	Missing
+	// NoLongerKept: the order service dropped the order to stay within
+	// its bound (the 20,000 most recent): it can no longer be judged.
+	NoLongerKept
+)
+
+// Ledger is what payment's ledger holds: the number of charges per order
+// id, and whether it is at its bound (the 20,000 most recent charges), so
+// that an order's older charge may have been dropped.
+type Ledger struct {
+	Charges map[string]int `json:"charges"`
+	Full    bool           `json:"full"`
+}
+
+// Store reads what the system stored, on a path no injected fault and no
+// Toxiproxy link lies on: what it reads is the truth the check stands on.
 type Store interface {
-	// Charges returns how many charges payment's ledger holds per order id.
-	Charges(ctx context.Context) (map[string]int, error)
-	// OrderStatus returns the status of order id as the order service has
-	// it (fooddelivery.OrderPlaced, ...), or found false when it has no
-	// such order.
-	OrderStatus(ctx context.Context, id string) (status string, found bool, err error)
+	// ReadLedger returns payment's ledger.
+	ReadLedger(ctx context.Context) (Ledger, error)
+	// ReadOrder returns the status of order id as the order service has it
+	// (fooddelivery.OrderPlaced, ...) when it is Kept.
+	ReadOrder(ctx context.Context, id string) (status string, p Presence, err error)
+}
+
+// Options tune Check.
+type Options struct {
+	// Settle is how long a charged order that the order service does not
+	// have as placed gets before it is looked up once more (a checkout
+	// still in flight has its charge and no order yet); 0 looks once.
+	Settle time.Duration
+	// ThisRun, when set, says whether an order id was given in this run
+	// of the system; the charges of other ids (an earlier run on the same
+	// -data folder) are counted in EarlierRuns and not judged. nil judges
+	// every charge.
+	ThisRun func(orderID string) bool
 }
 
 // Report is what Check found. The lists hold at most 10 ids each; the
@@ -109,14 +146,17 @@ type Report struct {
 	// Placed counts the checkouts answered as placed (the kept ones, at
 	// most MaxAcks).
 	Placed int `json:"placed"`
-	// Charged counts the orders payment's ledger has a charge for.
+	// Charged counts the orders of this run payment's ledger has a
+	// charge for.
 	Charged int `json:"charged"`
-	// DoubleCharges counts the orders charged more than once: a retry that
-	// charged the card again.
+	// DoubleCharges counts the orders charged more than once: a second
+	// charge for one order (a retry without a kept idempotency key, or a
+	// charge sent by someone else for the same order).
 	DoubleCharges    int      `json:"doubleCharges"`
 	DoubleChargedIDs []string `json:"doubleChargedIds"`
 	// LostPaidOrders counts the checkouts answered as placed whose order
-	// the order service no longer has, or has without a charge.
+	// the order service does not have, though it never dropped it, or has
+	// without a charge in a ledger that dropped none.
 	LostPaidOrders int      `json:"lostPaidOrders"`
 	LostIDs        []string `json:"lostIds"`
 	// ReusedIDs counts the order ids answered to two checkouts.
@@ -129,6 +169,15 @@ type Report struct {
 	// one whenever the caller's retries end before payment is back.
 	ChargedNotPlaced    int      `json:"chargedNotPlaced"`
 	ChargedNotPlacedIDs []string `json:"chargedNotPlacedIds"`
+	// Unjudged counts the orders that can no longer be judged: the order
+	// service dropped them to stay within its bound, or payment's ledger
+	// is full and may have dropped their charge. They are neither lost
+	// nor owed a refund as far as the checker can know.
+	Unjudged    int      `json:"unjudged"`
+	UnjudgedIDs []string `json:"unjudgedIds"`
+	// EarlierRuns counts the orders charged under ids of an earlier run
+	// (Options.ThisRun), not judged.
+	EarlierRuns int `json:"earlierRuns"`
 }
 
 // OK reports whether the system kept its word: no double charge, no lost
@@ -143,45 +192,75 @@ func (r Report) String() string {
 	if r.ChargedNotPlaced > 0 {
 		fmt.Fprintf(&b, "; %d charged but not placed (a refund owed)", r.ChargedNotPlaced)
 	}
+	if r.Unjudged > 0 {
+		fmt.Fprintf(&b, "; %d no longer judged (dropped to stay within the stores' bounds)", r.Unjudged)
+	}
+	if r.EarlierRuns > 0 {
+		fmt.Fprintf(&b, "; %d orders of earlier runs not judged", r.EarlierRuns)
+	}
 	if r.DoubleCharges > 0 {
-		fmt.Fprintf(&b, "; DOUBLE CHARGES (%s): a retry charged a card again, so the charge needs an idempotency key that payment keeps across a restart",
-			strings.Join(r.DoubleChargedIDs, ", "))
+		fmt.Fprintf(&b, "; DOUBLE CHARGES (%s): one order was charged twice, as a retry does when the charge has no idempotency key that payment keeps across a restart",
+			listed(r.DoubleChargedIDs, r.DoubleCharges))
 	}
 	if r.LostPaidOrders > 0 {
-		fmt.Fprintf(&b, "; LOST (%s): a customer was told the order is placed, and it is gone or unpaid", strings.Join(r.LostIDs, ", "))
+		fmt.Fprintf(&b, "; LOST (%s): a customer was told the order is placed, and it is gone or unpaid", listed(r.LostIDs, r.LostPaidOrders))
 	}
 	if r.ReusedIDs > 0 {
-		fmt.Fprintf(&b, "; REUSED (%s): two customers were given the same order id", strings.Join(r.ReusedIDList, ", "))
+		fmt.Fprintf(&b, "; REUSED (%s): two customers were given the same order id", listed(r.ReusedIDList, r.ReusedIDs))
 	}
 	return b.String()
 }
 
-// Check compares acks with what st stored. A charged order that the order
-// service does not have as placed is looked up once more after settle (a
-// checkout still in flight has its charge and no order yet; give it the
-// longest a checkout takes, 0 to look once). It returns an error, and no
+// listed joins the first ids of a finding of n, and says how many more
+// there are.
+func listed(ids []string, n int) string {
+	s := strings.Join(ids, ", ")
+	if more := n - len(ids); more > 0 {
+		s += fmt.Sprintf(" and %d more; GET /admin/check lists the first %d", more, maxListed)
+	}
+	return s
+}
+
+// Check compares acks with what st stored. It returns an error, and no
 // report, when the ledger or an order cannot be read (a service down or
 // restarting: check again once it is back).
-func Check(ctx context.Context, acks *Acks, st Store, settle time.Duration) (Report, error) {
+func Check(ctx context.Context, acks *Acks, st Store, o Options) (Report, error) {
 	ids, reused, nReused := acks.snapshot()
-	charges, err := st.Charges(ctx)
+	ledger, err := st.ReadLedger(ctx)
 	if err != nil {
 		return Report{}, fmt.Errorf("checker: payment's ledger: %w", err)
 	}
-	r := Report{Placed: len(ids), Charged: len(charges), ReusedIDs: nReused, ReusedIDList: reused}
+	charges := map[string]int{}
+	r := Report{Placed: len(ids), ReusedIDs: nReused, ReusedIDList: reused}
+	for id, n := range ledger.Charges {
+		if o.ThisRun != nil && !o.ThisRun(id) {
+			r.EarlierRuns++
+			continue
+		}
+		charges[id] = n
+	}
+	r.Charged = len(charges)
 	list := func(to *[]string, id string) {
 		if len(*to) < maxListed {
 			*to = append(*to, id)
 		}
 	}
+	unjudged := func(id string) {
+		r.Unjudged++
+		list(&r.UnjudgedIDs, id)
+	}
 	acked := map[string]bool{}
 	for _, id := range ids {
 		acked[id] = true
-		status, found, err := st.OrderStatus(ctx, id)
-		if err != nil {
+		status, p, err := st.ReadOrder(ctx, id)
+		switch {
+		case err != nil:
 			return Report{}, fmt.Errorf("checker: order %s: %w", id, err)
-		}
-		if !found || status != fooddelivery.OrderPlaced || charges[id] == 0 {
+		case p == NoLongerKept:
+			unjudged(id)
+		case p == Kept && status == fooddelivery.OrderPlaced && charges[id] == 0 && ledger.Full:
+			unjudged(id) // its charge may be one the full ledger dropped
+		case p != Kept || status != fooddelivery.OrderPlaced || charges[id] == 0:
 			r.LostPaidOrders++
 			list(&r.LostIDs, id)
 		}
@@ -204,23 +283,25 @@ func Check(ctx context.Context, acks *Acks, st Store, settle time.Duration) (Rep
 	for pass := range 2 {
 		var again []string
 		for _, id := range unplaced {
-			status, found, err := st.OrderStatus(ctx, id)
-			if err != nil {
+			status, p, err := st.ReadOrder(ctx, id)
+			switch {
+			case err != nil:
 				return Report{}, fmt.Errorf("checker: order %s: %w", id, err)
-			}
-			if !found || status != fooddelivery.OrderPlaced {
+			case p == NoLongerKept:
+				unjudged(id)
+			case p != Kept || status != fooddelivery.OrderPlaced:
 				again = append(again, id)
 			}
 		}
 		unplaced = again
-		if pass == 1 || len(unplaced) == 0 || settle <= 0 {
+		if pass == 1 || len(unplaced) == 0 || o.Settle <= 0 {
 			break
 		}
 		// A checkout still in flight has its charge and no order yet.
 		select {
 		case <-ctx.Done():
 			return Report{}, fmt.Errorf("checker: %w", ctx.Err())
-		case <-time.After(settle):
+		case <-time.After(o.Settle):
 		}
 	}
 	r.ChargedNotPlaced = len(unplaced)
@@ -230,61 +311,150 @@ func Check(ctx context.Context, acks *Acks, st Store, settle time.Duration) (Rep
 	return r, nil
 }
 
-// HTTPStore reads payment's ledger (GET /charges) and the order service's
-// orders (GET /orders/{id}) over Client, which must bound each request's
-// time.
-type HTTPStore struct {
-	Client *http.Client
-	// Payment and Order are the services' base URLs ("http://payment").
-	Payment, Order string
-	// Host, when set, is the Host header of every request (another
-	// process's admin guard wants its loopback name).
-	Host string
+// The paths where ServeStore answers, on a process's admin address
+// (outside its routes, so that no injected fault applies to them).
+const (
+	LedgerPath = "/admin/ledger" // GET: a Ledger
+	OrderPath  = "/admin/order"  // GET ?id=: {"status", "presence": "kept"|"missing"|"no-longer-kept"}
+)
+
+// LocalStore reads payment's ledger and the order service's orders in
+// this process. A nil field answers an error that names what is missing.
+type LocalStore struct {
+	Ledger *payment.Ledger
+	Orders *order.Store
 }
 
-// Charges implements Store.
-func (s HTTPStore) Charges(ctx context.Context) (map[string]int, error) {
-	var charges []fooddelivery.Charge
-	if _, err := s.get(ctx, s.Payment+"/charges", &charges); err != nil {
-		return nil, err
+// ReadLedger implements Store.
+func (s LocalStore) ReadLedger(context.Context) (Ledger, error) {
+	if s.Ledger == nil {
+		return Ledger{}, errors.New("payment's ledger is not in this process")
 	}
+	charges := s.Ledger.Charges()
 	per := map[string]int{}
 	for _, c := range charges {
 		per[c.OrderID]++
 	}
-	return per, nil
+	max := s.Ledger.Max
+	if max <= 0 {
+		max = payment.DefaultMaxCharges
+	}
+	return Ledger{Charges: per, Full: len(charges) >= max}, nil
 }
 
-// OrderStatus implements Store.
-func (s HTTPStore) OrderStatus(ctx context.Context, id string) (string, bool, error) {
-	var o fooddelivery.Order
-	found, err := s.get(ctx, s.Order+"/orders/"+url.PathEscape(id), &o)
-	return o.Status, found, err
+// ReadOrder implements Store.
+func (s LocalStore) ReadOrder(_ context.Context, id string) (string, Presence, error) {
+	if s.Orders == nil {
+		return "", Missing, errors.New("the order service's orders are not in this process")
+	}
+	if o, ok := s.Orders.Get(id); ok {
+		return o.Status, Kept, nil
+	}
+	if s.Orders.Expired(id) {
+		return "", NoLongerKept, nil
+	}
+	return "", Missing, nil
 }
 
-// get decodes the JSON at u into v; found is false for a 404.
-func (s HTTPStore) get(ctx context.Context, u string, v any) (found bool, err error) {
+// presenceNames are Presence's names on the wire.
+var presenceNames = map[Presence]string{Kept: "kept", Missing: "missing", NoLongerKept: "no-longer-kept"}
+
+// orderAnswer is OrderPath's answer.
+type orderAnswer struct {
+	Status   string `json:"status,omitempty"`
+	Presence string `json:"presence"`
+}
+
+// ServeStore answers LedgerPath and OrderPath from st, for another
+// process's HTTPStore; anything else is 404.
+func ServeStore(st LocalStore) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", "GET")
+			fooddelivery.WriteError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.URL.Path+" is read with GET")
+			return
+		}
+		switch r.URL.Path {
+		case LedgerPath:
+			l, err := st.ReadLedger(r.Context())
+			if err != nil {
+				fooddelivery.WriteError(w, http.StatusNotFound, "not_here", err.Error())
+				return
+			}
+			fooddelivery.WriteJSON(w, http.StatusOK, l)
+		case OrderPath:
+			id := r.URL.Query().Get("id")
+			if id == "" {
+				fooddelivery.WriteError(w, http.StatusBadRequest, "bad_query", "give the order's id: ?id=ord-...")
+				return
+			}
+			status, p, err := st.ReadOrder(r.Context(), id)
+			if err != nil {
+				fooddelivery.WriteError(w, http.StatusNotFound, "not_here", err.Error())
+				return
+			}
+			fooddelivery.WriteJSON(w, http.StatusOK, orderAnswer{Status: status, Presence: presenceNames[p]})
+		default:
+			fooddelivery.WriteError(w, http.StatusNotFound, "not_found", "the checker's paths are "+LedgerPath+" and "+OrderPath)
+		}
+	})
+}
+
+// HTTPStore reads another process's ServeStore: payment's ledger at
+// Payment+LedgerPath and the orders at Order+OrderPath, over Client, which
+// must bound each request's time and must not pass through a Toxiproxy
+// link (dial the processes' own addresses).
+type HTTPStore struct {
+	Client *http.Client
+	// Payment and Order are the processes' base URLs
+	// ("http://127.0.0.1:9103").
+	Payment, Order string
+	// PaymentHost and OrderHost, when set, are the Host header of the
+	// requests to each (a process's admin guard wants its loopback name).
+	PaymentHost, OrderHost string
+}
+
+// ReadLedger implements Store.
+func (s HTTPStore) ReadLedger(ctx context.Context) (Ledger, error) {
+	var l Ledger
+	err := s.get(ctx, s.Payment+LedgerPath, s.PaymentHost, &l)
+	return l, err
+}
+
+// ReadOrder implements Store.
+func (s HTTPStore) ReadOrder(ctx context.Context, id string) (string, Presence, error) {
+	var a orderAnswer
+	if err := s.get(ctx, s.Order+OrderPath+"?id="+url.QueryEscape(id), s.OrderHost, &a); err != nil {
+		return "", Missing, err
+	}
+	for p, name := range presenceNames {
+		if name == a.Presence {
+			return a.Status, p, nil
+		}
+	}
+	return "", Missing, fmt.Errorf("GET %s: presence %q is none of kept, missing, no-longer-kept", s.Order+OrderPath, a.Presence)
+}
+
+// get decodes the JSON at u into v.
+func (s HTTPStore) get(ctx context.Context, u, host string, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return false, err
+		return err
 	}
-	if s.Host != "" {
-		req.Host = s.Host
+	if host != "" {
+		req.Host = host
 	}
 	resp, err := s.Client.Do(req)
 	if err != nil {
-		return false, err
+		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusNotFound {
-		return false, nil
-	}
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return false, fmt.Errorf("GET %s: %s: %s", u, resp.Status, strings.TrimSpace(string(body)))
+		return fmt.Errorf("GET %s: %s: %s", u, resp.Status, strings.TrimSpace(string(body)))
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(v); err != nil {
-		return false, fmt.Errorf("GET %s: %w", u, err)
+		return fmt.Errorf("GET %s: %w", u, err)
 	}
-	return true, nil
+	return nil
 }

@@ -234,8 +234,9 @@ func (in *Injector) SetCrash(kill func()) {
 
 // CrashNext arms a crash of this process in the next request to service
 // (an instance or service name) and route ("POST /charges"): the handler
-// runs to completion (a charge is stored), and the process is killed
-// before the answer leaves, once. It returns an error wrapping ErrInvalid
+// runs to completion, and when it answered 2xx (a charge is stored) the
+// process is killed before the answer leaves, once; any other answer goes
+// out, and the next request waits for it again. It returns an error wrapping ErrInvalid
 // when SetCrash was not called, or route is empty.
 func (in *Injector) CrashNext(service, route string) error {
 	in.mu.Lock()
@@ -251,6 +252,13 @@ func (in *Injector) CrashNext(service, route string) error {
 	}
 	in.armed[ruleKey{service, route}] = true
 	return nil
+}
+
+// rearm arms the crash that takeArmed took for instance and route again.
+func (in *Injector) rearm(instance, route string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.armed[ruleKey{instance, route}] = true
 }
 
 // takeArmed disarms and reports a crash armed for instance and route.
@@ -565,7 +573,16 @@ func (in *Injector) serve(instance, route string, next http.Handler, w http.Resp
 		id += "\x00" + r.URL.Path
 	}
 	if kill, ok := in.takeArmed(instance, route); ok {
-		next.ServeHTTP(newRecorder(w), r)
+		rec := newRecorder(w)
+		next.ServeHTTP(rec, r)
+		if rec.status < 200 || rec.status > 299 {
+			// Nothing was stored (a declined card, a bad request): the
+			// crash waits for a charge that is, and this answer goes out.
+			in.rearm(instance, route)
+			w.WriteHeader(rec.status)
+			w.Write(rec.body.Bytes())
+			return
+		}
 		kill()
 		dropConnection(w) // a kill that returns (a test's) still sends nothing
 		return

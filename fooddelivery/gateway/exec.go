@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/logs"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
@@ -445,7 +446,7 @@ func (x *request) executeField(ctx context.Context, typeName string, g *fieldGro
 		return typeName
 	}
 	if err := ctx.Err(); err != nil { // the client left: do no more work for it
-		x.addError(path, f.Position, describe(typeName, f.Name, err))
+		x.addError(path, f.Position, describe(ctx, typeName, f.Name, err))
 		return nil
 	}
 	if f.Definition == nil { // validation prevents this
@@ -460,7 +461,7 @@ func (x *request) executeField(ctx context.Context, typeName string, g *fieldGro
 	}
 	val, err := x.callResolver(ctx, resolve, typeName, f, parent)
 	if err != nil {
-		x.addError(path, f.Position, describe(typeName, f.Name, err))
+		x.addError(path, f.Position, describe(ctx, typeName, f.Name, err))
 		// A fallback's value is served beside its error (lab 07).
 		if val == nil || !fromFallback(err) {
 			return nil
@@ -475,6 +476,8 @@ func (x *request) executeField(ctx context.Context, typeName string, g *fieldGro
 func (x *request) callResolver(ctx context.Context, resolve resolver, typeName string, f *ast.Field, parent any) (val any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			logs.From(ctx).ErrorContext(ctx, "panic in a resolver, kept from the client", "field", typeName+"."+f.Name, "panic", fmt.Sprint(p),
+				"request_id", fooddelivery.RequestIDFrom(ctx))
 			val, err = nil, &codedError{code: CodeInternal, msg: fmt.Sprintf("internal error while resolving %s.%s; the rest of the response is fine", typeName, f.Name)}
 		}
 	}()
@@ -484,7 +487,10 @@ func (x *request) callResolver(ctx context.Context, resolve resolver, typeName s
 // describe gives a resolver error its message for people: the gateway's
 // own errors keep theirs; dependency errors say which field failed and
 // why; unexpected errors are not shown (they may carry internals).
-func describe(typeName, field string, err error) error {
+//
+// What is not shown is logged, at error, on the request's logger
+// (logs.From), with the field and the request's trace.
+func describe(ctx context.Context, typeName, field string, err error) error {
 	var ce *codedError
 	if errors.As(err, &ce) {
 		return err
@@ -495,6 +501,8 @@ func describe(typeName, field string, err error) error {
 	}
 	code := ErrorCode(err)
 	if code == CodeInternal {
+		logs.From(ctx).ErrorContext(ctx, "internal error kept from the client", "field", typeName+"."+field, "error", err.Error(),
+			"request_id", fooddelivery.RequestIDFrom(ctx))
 		return &codedError{code: code, msg: fmt.Sprintf("internal error while resolving %s.%s", typeName, field)}
 	}
 	// A refusal is the client's to fix, and a thing not found (or no

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/logs"
 )
 
 // The two media types of a GraphQL response (GraphQL-over-HTTP, section
@@ -38,6 +39,7 @@ func (s *server) serveGraphQL(w http.ResponseWriter, r *http.Request) {
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
+			logs.From(ctx).ErrorContext(ctx, "panic in the gateway, kept from the client", "panic", fmt.Sprint(p), "request_id", id)
 			writeRequestError(w, r, http.StatusInternalServerError, CodeInternal, "internal error in the gateway; the request was not completed")
 		}
 	}()

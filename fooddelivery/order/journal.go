@@ -3,13 +3,13 @@ package order
 import (
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/internal/journalfile"
 )
 
 // Journal is the order service's durable state, in one bbolt file
@@ -29,7 +29,6 @@ var (
 	bucketMeta   = []byte("meta")
 	bucketOrders = []byte("orders") // id -> journalEntry JSON
 	bucketSeq    = []byte("seq")    // first-stored number (8 bytes, big-endian) -> id
-	keyLayout    = []byte("layout")
 	keyNext      = []byte("next")
 	keyCount     = []byte("count")
 )
@@ -46,38 +45,9 @@ type journalEntry struct {
 // holds another layout: it never starts empty on top of a file it cannot
 // read.
 func OpenJournal(path string) (*Journal, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
-	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, fmt.Errorf("order journal %s is locked by another process: stop the other order service, or give this one another -data folder", path)
-	}
+	db, err := journalfile.Open(path, "order journal", journalLayout, [][]byte{bucketOrders, bucketSeq})
 	if err != nil {
-		return nil, fmt.Errorf("order journal %s cannot be opened (%v): it is damaged or not a journal; move it away to start with an empty one, or give another -data folder", path, err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
-		if err != nil {
-			return err
-		}
-		switch layout := meta.Get(keyLayout); {
-		case layout == nil && tx.Bucket(bucketOrders) != nil:
-			return errors.New("it has orders but no layout")
-		case layout == nil:
-			if err := meta.Put(keyLayout, []byte(journalLayout)); err != nil {
-				return err
-			}
-		case string(layout) != journalLayout:
-			return fmt.Errorf("its layout is %q, not %q", layout, journalLayout)
-		}
-		for _, b := range [][]byte{bucketOrders, bucketSeq} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("order journal %s: %v: it was written by something else; move it away to start with an empty one, or give another -data folder", path, err)
+		return nil, err
 	}
 	return &Journal{db: db, path: path}, nil
 }

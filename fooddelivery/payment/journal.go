@@ -3,13 +3,13 @@ package payment
 import (
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/internal/journalfile"
 )
 
 // Journal is the payment service's durable state, in one bbolt file
@@ -51,7 +51,6 @@ var (
 	bucketCharges = []byte("charges") // seq (8 bytes, big-endian) -> Charge JSON
 	bucketKeys    = []byte("keys")    // key -> keyEntry JSON
 	bucketKeySeq  = []byte("keyseq")  // seq -> key, oldest first
-	keyLayout     = []byte("layout")
 	keyNextKey    = []byte("nextkey")
 	keyKeyCount   = []byte("keycount")
 )
@@ -71,41 +70,11 @@ type keyEntry struct {
 // holds another layout: it never starts empty on top of a file it cannot
 // read.
 func OpenJournal(path string) (*Journal, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
-	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, fmt.Errorf("payment journal %s is locked by another process: stop the other payment service, or give this one another -data folder", path)
-	}
+	db, err := journalfile.Open(path, "payment journal", journalLayout, [][]byte{bucketCharges, bucketKeys, bucketKeySeq})
 	if err != nil {
-		return nil, fmt.Errorf("payment journal %s cannot be opened (%v): it is damaged or not a journal; move it away to start with an empty one, or give another -data folder", path, err)
+		return nil, err
 	}
-	j := &Journal{db: db, path: path}
-	err = db.Update(func(tx *bolt.Tx) error {
-		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
-		if err != nil {
-			return err
-		}
-		switch layout := meta.Get(keyLayout); {
-		case layout == nil && tx.Bucket(bucketCharges) != nil:
-			return fmt.Errorf("it has charges but no layout")
-		case layout == nil:
-			if err := meta.Put(keyLayout, []byte(journalLayout)); err != nil {
-				return err
-			}
-		case string(layout) != journalLayout:
-			return fmt.Errorf("its layout is %q, not %q", layout, journalLayout)
-		}
-		for _, b := range [][]byte{bucketCharges, bucketKeys, bucketKeySeq} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("payment journal %s: %v: it was written by something else; move it away to start with an empty one, or give another -data folder", path, err)
-	}
-	return j, nil
+	return &Journal{db: db, path: path}, nil
 }
 
 // Path is the journal's file.

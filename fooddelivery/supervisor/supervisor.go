@@ -373,14 +373,29 @@ func (s *Supervisor) start(c *child) (*exec.Cmd, io.Closer, chan error, error) {
 	return cmd, stdin, exited, nil
 }
 
-// waitUp dials c's address until it answers (true), or the process
-// exits or StartTimeout passes (false). An exit is left in exited.
+// upGrace is how long a child must still run after its address first
+// accepts a connection to count as up: a child that could not bind,
+// because another program holds its port, exits at once, and that
+// program's accepting must not count as the child being up.
+const upGrace = 500 * time.Millisecond
+
+// waitUp dials c's address until it answers and the process still runs
+// upGrace later (true), or the process exits or StartTimeout passes
+// (false). An exit is left in exited.
 func (s *Supervisor) waitUp(c *child, exited chan error) bool {
 	deadline := time.Now().Add(s.cfg.StartTimeout)
 	for time.Now().Before(deadline) {
 		conn, err := net.DialTimeout("tcp", c.spec.Addr, time.Second)
 		if err == nil {
 			conn.Close()
+			select {
+			case err := <-exited:
+				exited <- err // it answered, but as someone else: its own exit says why
+				return false
+			case <-s.stopping:
+				return false
+			case <-time.After(upGrace):
+			}
 			s.event(Event{Child: c.spec.Name, Kind: Up, PID: c.pid})
 			return true
 		}

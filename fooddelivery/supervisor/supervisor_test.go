@@ -194,6 +194,33 @@ func TestChildCrashingAtStartupIsGivenUp(t *testing.T) {
 	t.Logf("gave up after %v", time.Since(start))
 }
 
+// A child whose port another program holds fails to bind and exits; the
+// other program's accepting does not make it up, so it is given up on
+// after the stated count instead of restarted for ever.
+func TestChildWhosePortIsTakenIsGivenUp(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	a := l.Addr().String()
+	_, err = Start(t.Context(), Config{
+		Path: self(t), Env: []string{"SUPERVISOR_TEST_CHILD=serve"},
+		Children:     []Child{{Name: "gateway", Args: []string{a}, Addr: a}},
+		RestartDelay: 10 * time.Millisecond, MaxStartupCrashes: 2,
+	})
+	require.Error(t, err, "a child that cannot bind its port never comes up, though the port answers")
+	assert.Contains(t, err.Error(), "gateway gave up: it ended before it was up 3 times in a row (limit 2)")
+	assert.Contains(t, err.Error(), "address already in use", "the error quotes the child's own reason")
+}
+
 func TestChildWithBadArgumentsIsGivenUpAtOnce(t *testing.T) {
 	a := freeAddr(t)
 	var evs events

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/courier"
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/gateway"
+	"github.com/gophereats/resilience/fooddelivery/internal/sameorigin"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
 	"github.com/gophereats/resilience/fooddelivery/menu"
 	"github.com/gophereats/resilience/fooddelivery/order"
@@ -114,6 +116,10 @@ type Config struct {
 	// (and the outside client's calls to the gateway, as "customer"), with
 	// W3C traceparent on the wire. nil means no tracing.
 	Tracer *tracing.Tracer
+	// Logger, when set, is every instance's logger (logs.New): a line per
+	// request, one per pattern decision, and the internal errors kept
+	// from clients, each with its trace. nil means no logs.
+	Logger *slog.Logger
 
 	// PaymentClient builds the http.Client the order service uses to call
 	// payment (lab 01's integration point). nil means NaivePaymentClient.
@@ -339,6 +345,7 @@ func (s *System) start(cfg Config, replicas int) error {
 		in := fooddelivery.NewInstance(name, limit, s.Metrics)
 		in.Faults = answered(cfg.Answered, observed(cfg.Observe, s.Faults.Middleware))
 		in.Tracer = cfg.Tracer
+		in.Logger = cfg.Logger
 		return in, nil
 	}
 	// client returns a new client of from's calls to to, traced.
@@ -481,6 +488,9 @@ func (s *System) start(cfg Config, replicas int) error {
 		}
 		h := svc.build(in)
 		routes[svc.name] = in.Routes()
+		if svc.name != "gateway" {
+			h = sameorigin.Internal(h) // only the system's own calls reach it
+		}
 		if svc.name == "gateway" || svc.name == cfg.Only {
 			s.front = &front{gateway: h}
 			h = s.front

@@ -8,6 +8,7 @@ package sameorigin
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -69,4 +70,37 @@ func (p *Policy) Check(r *http.Request) (status int, code, msg string) {
 		}
 	}
 	return 0, "", ""
+}
+
+// Internal wraps the handler of a service that only the system's own
+// processes call (every service but the gateway), so that a web page in
+// the user's browser cannot reach it either: requests with an Origin
+// header or a Sec-Fetch-Site other than none (what browsers send, and the
+// system's clients never do) are refused, and so is a Host that is
+// neither loopback (127.0.0.1, localhost, [::1]) nor a service's or
+// container's own name, which has no dot ("payment", "menu-2"): a page
+// that rebinds its own domain name to 127.0.0.1 sends that name. Each
+// refusal is a 403 JSON error, "host_refused", "cross_origin" or
+// "cross_site".
+func Internal(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := strings.ToLower(r.Host)
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.Trim(host, "[]")
+		switch {
+		case host != "127.0.0.1" && host != "::1" && (host == "" || strings.ContainsAny(host, ".:")):
+			fooddelivery.WriteError(w, http.StatusForbidden, "host_refused", fmt.Sprintf(
+				"Host %s is refused: this service answers the system's own calls only, for its service name or a loopback address", fooddelivery.Quote(r.Host)))
+		case len(r.Header.Values("Origin")) > 0:
+			fooddelivery.WriteError(w, http.StatusForbidden, "cross_origin",
+				"a request with an Origin header is refused: this service answers the system's own calls only, never a web page's")
+		case len(r.Header.Values("Sec-Fetch-Site")) > 0 && r.Header.Get("Sec-Fetch-Site") != "none":
+			fooddelivery.WriteError(w, http.StatusForbidden, "cross_site",
+				"a request a browser marks as sent by a page is refused: this service answers the system's own calls only")
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 
@@ -13,6 +14,8 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gophereats/resilience/fooddelivery/telemetry/logs"
 )
 
 // Wire headers the tracing reads to describe a request. They are the
@@ -179,13 +182,13 @@ func (t *Tracer) Attempts(base http.RoundTripper, from, to string) http.RoundTri
 		}
 		switch {
 		case a.Hedge:
-			span.AddEvent(EventHedgeSent, trace.WithAttributes(attribute.Int(AttrAttempt, a.N), attribute.String(AttrReplica, r.URL.Hostname())))
+			recordEvent(r.Context(), span, EventHedgeSent, attribute.Int(AttrAttempt, a.N), attribute.String(AttrReplica, r.URL.Hostname()))
 		case a.N > 1:
-			span.AddEvent(EventAttempt, trace.WithAttributes(attribute.Int(AttrAttempt, a.N), attribute.Float64(AttrBackoffMs, a.BackoffMs)))
+			recordEvent(r.Context(), span, EventAttempt, attribute.Int(AttrAttempt, a.N), attribute.Float64(AttrBackoffMs, a.BackoffMs))
 		}
 		resp, err := base.RoundTrip(r)
 		if err != nil && a.N > 0 && errors.Is(err, context.Canceled) {
-			span.AddEvent(EventHedgeCancelled, trace.WithAttributes(attribute.Int(AttrAttempt, a.N)))
+			recordEvent(r.Context(), span, EventHedgeCancelled, attribute.Int(AttrAttempt, a.N))
 		}
 		return resp, err
 	}, base}
@@ -197,9 +200,25 @@ func (t *Tracer) Attempts(base http.RoundTripper, from, to string) http.RoundTri
 }
 
 // Event records a pattern's decision, name (one of the Event constants),
-// on the span in ctx; without a span it does nothing.
+// on the span in ctx, and logs it at info on the logger in ctx
+// (logs.From) as "decision", with the event's name and attributes.
 func Event(ctx context.Context, name string, attrs ...attribute.KeyValue) {
-	trace.SpanFromContext(ctx).AddEvent(name, trace.WithAttributes(attrs...))
+	recordEvent(ctx, trace.SpanFromContext(ctx), name, attrs...)
+}
+
+// recordEvent adds the event name to span and logs it with ctx's logger.
+func recordEvent(ctx context.Context, span trace.Span, name string, attrs ...attribute.KeyValue) {
+	span.AddEvent(name, trace.WithAttributes(attrs...))
+	l := logs.From(ctx)
+	if !l.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	as := make([]slog.Attr, 0, len(attrs)+1)
+	as = append(as, slog.String("event", name))
+	for _, kv := range attrs {
+		as = append(as, slog.Any(string(kv.Key), kv.Value.AsInterface()))
+	}
+	l.LogAttrs(ctx, slog.LevelInfo, "decision", as...)
 }
 
 // roundTripper is an http.RoundTripper made of a function that passes

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +35,15 @@ and prints the answer, so no shell has to quote JSON. Commands:
   gameday                   show lab 07's game-day switch
   gameday FEATURE=on|off... force or release lab 07's fallbacks: gameday eta=on menu=off
   changes                   the change log
+  check                     the checker: what customers were told against what was stored
+  crash SERVICE now|next-charge
+                            kill a service's process (-processes only): crash payment next-charge
+  traces                    the latest traces (traces checkout, traces retried: by flow or outcome)
+  trace ID                  one trace's spans and the patterns' decisions
 `
+
+// adminWords are the admin command's commands.
+var adminWords = []string{"faults", "fault", "unfault", "load", "scenarios", "scenario", "gameday", "changes", "check", "crash", "traces", "trace"}
 
 // adminRequest is one request of the admin command.
 type adminRequest struct {
@@ -50,10 +59,10 @@ func parseAdmin(args []string) (adminRequest, error) {
 	cmd, rest := args[0], args[1:]
 	one := func() (string, bool) { return strings.Join(rest, " "), len(rest) == 1 }
 	switch cmd {
-	case "faults", "load", "scenarios", "gameday", "changes":
+	case "faults", "load", "scenarios", "gameday", "changes", "check", "traces":
 		if len(rest) == 0 {
 			path := map[string]string{"faults": "/admin/faults", "load": "/admin/load", "scenarios": "/admin/scenarios",
-				"gameday": "/admin/gameday", "changes": "/admin/changes"}[cmd]
+				"gameday": "/admin/gameday", "changes": "/admin/changes", "check": "/admin/check", "traces": "/admin/traces"}[cmd]
 			return adminRequest{method: http.MethodGet, path: path}, nil
 		}
 	}
@@ -82,6 +91,24 @@ func parseAdmin(args []string) (adminRequest, error) {
 		} else if ok {
 			return adminRequest{http.MethodPost, "/admin/scenarios/" + url.PathEscape(name) + "/start", struct{}{}}, nil
 		}
+	case "crash":
+		if len(rest) == 2 {
+			return adminRequest{http.MethodPost, "/admin/crash", map[string]string{"service": rest[0], "when": rest[1]}}, nil
+		}
+		return adminRequest{}, fmt.Errorf("admin crash: say the service and when: crash payment now, or crash payment next-charge")
+	case "traces":
+		if by, ok := one(); ok {
+			for _, f := range []string{"checkout", "browse"} { // the system's flows of a trace
+				if by == f {
+					return adminRequest{method: http.MethodGet, path: "/admin/traces?flow=" + by}, nil
+				}
+			}
+			return adminRequest{method: http.MethodGet, path: "/admin/traces?outcome=" + url.QueryEscape(by)}, nil
+		}
+	case "trace":
+		if id, ok := one(); ok {
+			return adminRequest{method: http.MethodGet, path: "/admin/traces/" + url.PathEscape(id)}, nil
+		}
 	case "gameday":
 		features := map[string]bool{}
 		for _, kv := range rest {
@@ -92,6 +119,10 @@ func parseAdmin(args []string) (adminRequest, error) {
 			features[k] = v == "on"
 		}
 		return adminRequest{http.MethodPut, "/admin/gameday", map[string]any{"features": features}}, nil
+	}
+	if !slices.Contains(adminWords, cmd) {
+		return adminRequest{}, fmt.Errorf("admin %s: no such command; the commands are %s (go run ./cmd/workshop admin lists them)",
+			strconv.Quote(cmd), strings.Join(adminWords, ", "))
 	}
 	return adminRequest{}, repo.ErrUsage
 }

@@ -29,6 +29,12 @@ func TestAdminCommandsBecomeRequests(t *testing.T) {
 		{"scenario stop", "POST", "/admin/scenario/stop", `{}`},
 		{"gameday eta=on menu=off", "PUT", "/admin/gameday", `{"features":{"eta":true,"menu":false}}`},
 		{"changes", "GET", "/admin/changes", ""},
+		{"check", "GET", "/admin/check", ""},
+		{"crash payment next-charge", "POST", "/admin/crash", `{"service":"payment","when":"next-charge"}`},
+		{"traces", "GET", "/admin/traces", ""},
+		{"traces checkout", "GET", "/admin/traces?flow=checkout", ""},
+		{"traces retried", "GET", "/admin/traces?outcome=retried", ""},
+		{"trace 4bf92f3577b34da6a3ce929d0e0e4736", "GET", "/admin/traces/4bf92f3577b34da6a3ce929d0e0e4736", ""},
 	} {
 		req, err := parseAdmin(strings.Fields(tc.args))
 		if err != nil {
@@ -44,7 +50,7 @@ func TestAdminCommandsBecomeRequests(t *testing.T) {
 			t.Errorf("admin %s = %s %s %s; want %s %s %s", tc.args, req.method, req.path, body, tc.method, tc.path, tc.body)
 		}
 	}
-	for _, bad := range []string{"", "fault", "load twenty", "gameday eta=maybe", "scenario", "reboot"} {
+	for _, bad := range []string{"", "fault", "load twenty", "gameday eta=maybe", "scenario", "reboot", "crash payment", "trace"} {
 		if _, err := parseAdmin(strings.Fields(bad)); err == nil {
 			t.Errorf("admin %q should be refused", bad)
 		}
@@ -86,7 +92,10 @@ func TestAdminSendsJSONAndReportsRefusals(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "is go run ./cmd/fooddelivery running") {
 		t.Errorf("no system: %v", err)
 	}
-	if err := Admin(context.Background(), []string{"reboot"}, &out); !errors.Is(err, repo.ErrFailed) {
-		t.Errorf("an unknown command prints the usage and fails: %v", err)
+	if err := Admin(context.Background(), []string{"reboot"}, &out); err == nil || !strings.Contains(err.Error(), `admin "reboot": no such command; the commands are faults,`) {
+		t.Errorf("an unknown command is named, with the commands there are: %v", err)
+	}
+	if err := Admin(context.Background(), []string{"scenario"}, &out); !errors.Is(err, repo.ErrFailed) {
+		t.Errorf("a known command without its word prints the usage and fails: %v", err)
 	}
 }
