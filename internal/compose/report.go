@@ -259,12 +259,23 @@ func countTimeouts(base http.RoundTripper, edge *fooddelivery.EdgeStats) http.Ro
 		start := time.Now()
 		resp, err := base.RoundTrip(r)
 		var ne net.Error
-		if err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) {
+		if err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() || pastDeadline(r.Context())) {
 			edge.Timeouts.Add(1)
 			tracing.Event(r.Context(), tracing.EventTimeout, attribute.Float64(tracing.AttrElapsedMs, float64(time.Since(start))/float64(time.Millisecond)))
 		}
 		return resp, err
 	}, base}
+}
+
+// pastDeadline reports whether ctx's deadline has passed. http.Client
+// enforces its Timeout with a deadline on the request's context and, for
+// a transport it does not know (a wrapper such as countTimeouts), with a
+// timer that closes Request.Cancel at the same instant: whichever fires
+// first decides whether the transport returns a timeout or "net/http:
+// request canceled", so the error alone cannot tell.
+func pastDeadline(ctx context.Context) bool {
+	deadline, ok := ctx.Deadline()
+	return ok && !time.Now().Before(deadline)
 }
 
 // outcomeAuth counts the outcomes of the gateway's auth checks.

@@ -193,3 +193,34 @@ func TestBudgetWatchCountsTheRetriesTheLoopWithheld(t *testing.T) {
 	_ = budgetWatch{retrier{3, 1}, 3, edge}.Do(gone, "k", fail(unavailable))
 	assert.Equal(t, int64(1), edge.BudgetSpent.Load(), "the caller left: the loop stopped for that, not for the budget")
 }
+
+// http.Client enforces its Timeout on a transport it does not know both
+// through the request's context and by closing Request.Cancel at the same
+// instant; when the channel wins, the transport says "request canceled".
+// Each of those calls timed out, and each counts.
+func TestCountTimeoutsCountsACallCutOffAtItsDeadlineWhateverTheErrorSays(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		edge := &fooddelivery.EdgeStats{}
+		hang := roundTripper{func(r *http.Request) (*http.Response, error) {
+			<-r.Context().Done()
+			return nil, fmt.Errorf("net/http: request canceled")
+		}, nil}
+		rt := countTimeouts(hang, edge)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://payment/charges", nil)
+		require.NoError(t, err)
+		_, err = rt.RoundTrip(req)
+		require.Error(t, err)
+		assert.Equal(t, int64(1), edge.Timeouts.Load(), "a call ended at its 2 s deadline is a timeout, though the transport said %q", err)
+
+		edge.Timeouts.Store(0)
+		ctx, cancel = context.WithCancel(context.Background())
+		req, err = http.NewRequestWithContext(ctx, http.MethodPost, "http://payment/charges", nil)
+		require.NoError(t, err)
+		time.AfterFunc(time.Second, cancel)
+		_, err = rt.RoundTrip(req)
+		require.Error(t, err)
+		assert.Zero(t, edge.Timeouts.Load(), "a caller that cancelled (no deadline) is no timeout")
+	})
+}
