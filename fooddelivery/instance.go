@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gophereats/resilience/fooddelivery/telemetry/logs"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
@@ -25,7 +26,7 @@ import (
 // next one is rejected at once with 503 and HeaderDontRetry, without waiting.
 type Instance struct {
 	Name    string
-	Metrics *Metrics
+	Metrics *metrics.Metrics
 	// Faults, when set, wraps every route's handler inside the concurrency
 	// limit (a hanging request holds its slot, as a real one holds a worker).
 	// The system wiring sets it to the fault injector's middleware.
@@ -50,7 +51,7 @@ type Middleware func(instance, route string, next http.Handler) http.Handler
 // NewInstance returns an instance named name. limit is the number of
 // requests it handles at once across all routes; 0 means no limit; a
 // negative limit panics (a configuration error).
-func NewInstance(name string, limit int, m *Metrics) *Instance {
+func NewInstance(name string, limit int, m *metrics.Metrics) *Instance {
 	if limit < 0 {
 		panic(fmt.Sprintf("fooddelivery: instance %q: negative concurrency limit %d", name, limit))
 	}
@@ -121,7 +122,7 @@ func (in *Instance) RouteWith(route string, h http.Handler, overloaded http.Hand
 		start := time.Now()
 		w := &statusWriter{ResponseWriter: rw}
 		finished := false
-		defer func() { stats.observe(w.code(finished), time.Since(start)) }()
+		defer func() { stats.Observe(w.code(finished), time.Since(start)) }()
 		stats.Received.Add(1)
 		if err := awaitBody(rw, r); err != nil {
 			// A body that does not arrive must not hold a slot, nor the

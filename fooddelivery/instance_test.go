@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 func TestRouteReplacesARequestIDThatBreaksTheRule(t *testing.T) {
@@ -23,7 +24,7 @@ func TestRouteReplacesARequestIDThatBreaksTheRule(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var inHeader, inContext, inFault string
-			in := fooddelivery.NewInstance("payment", 0, fooddelivery.NewMetrics())
+			in := fooddelivery.NewInstance("payment", 0, metrics.NewMetrics())
 			in.Faults = func(_, _ string, next http.Handler) http.Handler {
 				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					inFault = r.Header.Get(fooddelivery.HeaderRequestID)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/gateway"
 	"github.com/gophereats/resilience/fooddelivery/labtest"
@@ -21,6 +20,7 @@ import (
 	gameplan "github.com/gophereats/resilience/fooddelivery/plan"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
 	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 	"github.com/gophereats/resilience/internal/compose"
 )
@@ -78,7 +78,7 @@ type runSpec struct {
 // mark is what the system and its customers had counted at one moment.
 type mark struct {
 	at    time.Duration // since the customers started
-	snap  fooddelivery.Snapshot
+	snap  metrics.Snapshot
 	stats loadgen.Stats
 }
 
@@ -216,7 +216,7 @@ func scenarioSteps(t *testing.T, name string) []time.Duration {
 }
 
 // charges is how many charges reached the payment service.
-func charges(s fooddelivery.Snapshot) int64 {
+func charges(s metrics.Snapshot) int64 {
 	for _, r := range s.Routes {
 		if r.Instance == "payment" && r.Route == "POST /charges" {
 			return r.Received
@@ -226,7 +226,7 @@ func charges(s fooddelivery.Snapshot) int64 {
 }
 
 // httpRequests is how many requests the services received in all.
-func httpRequests(s fooddelivery.Snapshot) int64 {
+func httpRequests(s metrics.Snapshot) int64 {
 	var n int64
 	for _, r := range s.Routes {
 		n += r.Received
@@ -235,18 +235,18 @@ func httpRequests(s fooddelivery.Snapshot) int64 {
 }
 
 // edgeStats is the counters of the edge named like "order->payment".
-func edgeStats(s fooddelivery.Snapshot, name string) fooddelivery.EdgeSnapshot {
+func edgeStats(s metrics.Snapshot, name string) metrics.EdgeSnapshot {
 	for _, e := range s.Edges {
 		if e.Edge == name {
 			return e
 		}
 	}
-	return fooddelivery.EdgeSnapshot{Edge: name}
+	return metrics.EdgeSnapshot{Edge: name}
 }
 
 // breakerStateIn is the state of the breaker registered as name, or "-"
 // when there is none.
-func breakerStateIn(s fooddelivery.Snapshot, name string) fooddelivery.BreakerState {
+func breakerStateIn(s metrics.Snapshot, name string) metrics.BreakerState {
 	for _, b := range s.Breakers {
 		if b.Name == name {
 			return b.State
@@ -256,7 +256,7 @@ func breakerStateIn(s fooddelivery.Snapshot, name string) fooddelivery.BreakerSt
 }
 
 // chargedTwice is the number of orders charged more than once.
-func chargedTwice(s fooddelivery.Snapshot) int64 {
+func chargedTwice(s metrics.Snapshot) int64 {
 	if s.OrdersChargedMoreThanOnce == nil {
 		return 0
 	}
@@ -423,13 +423,13 @@ func TestCompareLab05BreakerUnderPaymentDown(t *testing.T) {
 			during503:     charges(r.at(refused).snap) - charges(r.at(failing).snap),
 			duringRefused: charges(r.at(recovered).snap) - charges(r.at(refused).snap),
 		}
-		last := fooddelivery.BreakerState("")
+		last := metrics.BreakerState("")
 		var changes []string
 		for _, m := range r.marks {
 			st := breakerStateIn(m.snap, "order->payment")
 			if m.at > failing && m.at <= refused {
 				s.marks++
-				if st == fooddelivery.BreakerOpen {
+				if st == metrics.BreakerOpen {
 					s.open++
 				}
 			}

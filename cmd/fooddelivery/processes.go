@@ -27,6 +27,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/scenario"
 	"github.com/gophereats/resilience/fooddelivery/supervisor"
 	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
@@ -171,7 +172,7 @@ func waitForPeers(ctx context.Context, peers map[string]string, limit time.Durat
 }
 
 // The routes a process of -processes other than the gateway's serves,
-// behind the admin guard: its counters (fooddelivery.Snapshot.MarshalWire),
+// behind the admin guard: its counters (metrics.Snapshot.MarshalWire),
 // for the gateway's process to add to its dashboard and /metrics; which
 // process it is (processInfo), for the gateway's process to see crashes
 // and restarts; and a crash on request (POST /admin/crash on the gateway
@@ -361,22 +362,22 @@ func addSources(sys *system.System, peers map[string]string) {
 	hc := &http.Client{Timeout: 500 * time.Millisecond}
 	for _, addr := range peers {
 		url := "http://" + addr + snapshotPath
-		sys.Metrics.AddSource(func() (fooddelivery.Snapshot, bool) {
+		sys.Metrics.AddSource(func() (metrics.Snapshot, bool) {
 			req, err := http.NewRequest(http.MethodGet, url, nil)
 			if err != nil {
-				return fooddelivery.Snapshot{}, false
+				return metrics.Snapshot{}, false
 			}
 			req.Host = loopbackHost(addr)
 			resp, err := hc.Do(req)
 			if err != nil {
-				return fooddelivery.Snapshot{}, false
+				return metrics.Snapshot{}, false
 			}
 			defer resp.Body.Close()
 			raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 			if err != nil || resp.StatusCode != http.StatusOK {
-				return fooddelivery.Snapshot{}, false
+				return metrics.Snapshot{}, false
 			}
-			snap, err := fooddelivery.UnmarshalWire(raw)
+			snap, err := metrics.UnmarshalWire(raw)
 			return snap, err == nil
 		})
 	}

@@ -15,17 +15,18 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/auth"
 	"github.com/gophereats/resilience/fooddelivery/internal/servetest"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 type harness struct {
 	net     *memnet.Network
-	metrics *fooddelivery.Metrics
+	metrics *metrics.Metrics
 	client  *auth.Client
 }
 
 func start(t *testing.T, fault fooddelivery.Middleware) *harness {
 	t.Helper()
-	h := &harness{metrics: fooddelivery.NewMetrics()}
+	h := &harness{metrics: metrics.NewMetrics()}
 	in := fooddelivery.NewInstance("auth", 10, h.metrics)
 	in.Faults = fault
 	n, hc := servetest.Serve(t, "auth", auth.New(auth.Deps{Instance: in, Tokens: auth.DefaultTokens()}))

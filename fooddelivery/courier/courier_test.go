@@ -16,17 +16,18 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/courier"
 	"github.com/gophereats/resilience/fooddelivery/internal/servetest"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 type harness struct {
-	metrics *fooddelivery.Metrics
+	metrics *metrics.Metrics
 	board   *courier.Board
 	client  *courier.Client
 }
 
 func start(t *testing.T, board *courier.Board) *harness {
 	t.Helper()
-	h := &harness{metrics: fooddelivery.NewMetrics(), board: board}
+	h := &harness{metrics: metrics.NewMetrics(), board: board}
 	_, hc := servetest.Serve(t, "courier", courier.New(courier.Deps{Instance: fooddelivery.NewInstance("courier", 10, h.metrics), Board: board}))
 	h.client = courier.NewClient(hc, memnet.ServiceURL("courier"))
 	return h

@@ -35,9 +35,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/loadgen"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 // Defaults of Config.
@@ -64,7 +64,7 @@ const (
 // Config says what a Dashboard reads.
 type Config struct {
 	// Metrics is the system's registry. Required.
-	Metrics *fooddelivery.Metrics
+	Metrics *metrics.Metrics
 	// Log is the change log; nil shows no changes.
 	Log *scenario.Log
 	// Status reads the scenario runner's status (Runner.Status); nil
@@ -190,16 +190,16 @@ type Point struct {
 
 // Frame is the whole state the page shows at one tick.
 type Frame struct {
-	Time          time.Time                          `json:"time"`
-	WindowSeconds float64                            `json:"windowSeconds"`
-	Nodes         []Node                             `json:"nodes"`    // Instances, in order
-	Services      []Node                             `json:"services"` // Services, in order
-	Edges         []Edge                             `json:"edges"`    // Edges, in order
-	Breakers      []Breaker                          `json:"breakers"`
-	Bulkheads     []Bulkhead                         `json:"bulkheads"`
-	RetryBudgets  []fooddelivery.RetryBudgetSnapshot `json:"retryBudgets"`
-	Totals        Totals                             `json:"totals"`
-	Checkout      Checkout                           `json:"checkout"`
+	Time          time.Time                     `json:"time"`
+	WindowSeconds float64                       `json:"windowSeconds"`
+	Nodes         []Node                        `json:"nodes"`    // Instances, in order
+	Services      []Node                        `json:"services"` // Services, in order
+	Edges         []Edge                        `json:"edges"`    // Edges, in order
+	Breakers      []Breaker                     `json:"breakers"`
+	Bulkheads     []Bulkhead                    `json:"bulkheads"`
+	RetryBudgets  []metrics.RetryBudgetSnapshot `json:"retryBudgets"`
+	Totals        Totals                        `json:"totals"`
+	Checkout      Checkout                      `json:"checkout"`
 	// Transitions are the breaker transitions seen at this tick.
 	Transitions []Transition `json:"transitions"`
 	Point       Point        `json:"point"`
@@ -310,7 +310,7 @@ type Edge struct {
 	Cause  string `json:"cause"`
 	// Client holds the edge's client counters (zero where no lab
 	// counts them).
-	Client fooddelivery.EdgeSnapshot `json:"client"`
+	Client metrics.EdgeSnapshot `json:"client"`
 }
 
 // Breaker is a breaker's state, as the page's badge says it.
@@ -323,7 +323,7 @@ type Breaker struct {
 // Bulkhead is a compartment's slots, with the calls it refused (its
 // edge's BulkheadFull, since the system started).
 type Bulkhead struct {
-	fooddelivery.BulkheadSnapshot
+	metrics.BulkheadSnapshot
 	Rejections int64 `json:"rejections"`
 }
 
@@ -364,13 +364,13 @@ type Checkout struct {
 }
 
 // Label is a breaker state as a badge says it.
-func Label(s fooddelivery.BreakerState) string {
+func Label(s metrics.BreakerState) string {
 	switch s {
-	case fooddelivery.BreakerOpen:
+	case metrics.BreakerOpen:
 		return "OPEN"
-	case fooddelivery.BreakerHalfOpen:
+	case metrics.BreakerHalfOpen:
 		return "HALF-OPEN"
-	case fooddelivery.BreakerClosed:
+	case metrics.BreakerClosed:
 		return "CLOSED"
 	}
 	return string(s)
@@ -432,7 +432,7 @@ func (d *Dashboard) Sample() *Frame {
 func (d *Dashboard) at(i int) *sample { return d.samples[(d.start+i)%len(d.samples)] }
 
 // frame builds the frame of cur; d.mu is held.
-func (d *Dashboard) frame(snap fooddelivery.Snapshot, cur, base, prev *sample, load *loadgen.Stats) *Frame {
+func (d *Dashboard) frame(snap metrics.Snapshot, cur, base, prev *sample, load *loadgen.Stats) *Frame {
 	f := &Frame{Time: cur.t, WindowSeconds: d.cfg.Window.Seconds(),
 		Nodes: []Node{}, Services: []Node{}, Edges: []Edge{}, Breakers: []Breaker{}, Bulkheads: []Bulkhead{},
 		RetryBudgets: snap.RetryBudgets, Transitions: []Transition{}}
@@ -477,7 +477,7 @@ func (d *Dashboard) frame(snap fooddelivery.Snapshot, cur, base, prev *sample, l
 		p.P99[name] = n.P99
 	}
 
-	clients := map[string]fooddelivery.EdgeSnapshot{}
+	clients := map[string]metrics.EdgeSnapshot{}
 	for _, e := range snap.Edges {
 		clients[e.Edge] = e
 		f.Totals.Attempts += e.Attempts
@@ -564,7 +564,7 @@ func limit(limits map[string]int, key, name string) int {
 	}
 	sum := 0
 	for in, l := range limits {
-		if fooddelivery.ServiceOf(in) == name {
+		if metrics.ServiceOf(in) == name {
 			if l == 0 {
 				return 0
 			}

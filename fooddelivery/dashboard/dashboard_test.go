@@ -24,6 +24,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/dashboard"
 	"github.com/gophereats/resilience/fooddelivery/loadgen"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 func get(t *testing.T, h http.Handler, path string) *httptest.ResponseRecorder {
@@ -39,7 +40,7 @@ var absoluteURL = regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}|htt
 // The page and its assets are served with their content types, and name
 // no address outside the gateway's own origin.
 func TestPageAndAssets(t *testing.T) {
-	d := dashboard.New(dashboard.Config{Metrics: fooddelivery.NewMetrics()})
+	d := dashboard.New(dashboard.Config{Metrics: metrics.NewMetrics()})
 	page := get(t, d, "/")
 	require.Equal(t, http.StatusOK, page.Code)
 	assert.Equal(t, "text/html; charset=utf-8", page.Header().Get("Content-Type"))
@@ -85,7 +86,7 @@ func TestPageAndAssets(t *testing.T) {
 // one layout or the other, written on <html> for the style sheet and the
 // script.
 func TestPageViews(t *testing.T) {
-	d := dashboard.New(dashboard.Config{Metrics: fooddelivery.NewMetrics()})
+	d := dashboard.New(dashboard.Config{Metrics: metrics.NewMetrics()})
 	for path, view := range map[string]string{"/": "full", "/?view=full": "full", "/?view=room": "room", "/?view=room&": "room"} {
 		w := get(t, d, path)
 		require.Equal(t, http.StatusOK, w.Code, path)
@@ -108,7 +109,7 @@ func TestPageViews(t *testing.T) {
 // view given twice or a query that does not parse is answered 400 in
 // plain text that names what is wrong and the views there are.
 func TestPageRefusesUnknownViewsAndParameters(t *testing.T) {
-	d := dashboard.New(dashboard.Config{Metrics: fooddelivery.NewMetrics()})
+	d := dashboard.New(dashboard.Config{Metrics: metrics.NewMetrics()})
 	for path, want := range map[string][]string{
 		"/?view=nonsense":       {`view "nonsense" is not one of`, "full", "room"},
 		"/?view=":               {`view "" is not one of`, "full", "room"},
@@ -139,7 +140,7 @@ func TestPageRefusesUnknownViewsAndParameters(t *testing.T) {
 // or site is refused as the page is without one: 403 before the view is
 // read, so that a foreign page learns nothing from the parameter.
 func TestGuardCoversTheViewParameter(t *testing.T) {
-	d := dashboard.New(dashboard.Config{Metrics: fooddelivery.NewMetrics()})
+	d := dashboard.New(dashboard.Config{Metrics: metrics.NewMetrics()})
 	h, err := admin.Guard("127.0.0.1:8080", d)
 	require.NoError(t, err)
 	send := func(path, host string, header map[string]string) *httptest.ResponseRecorder {
@@ -187,7 +188,7 @@ func TestGuardCoversTheViewParameter(t *testing.T) {
 
 // record serves n requests at once on an instance's route, each answered
 // with status code after d, and returns when all are answered.
-func record(m *fooddelivery.Metrics, instance, route string, code, n int, d time.Duration) {
+func record(m *metrics.Metrics, instance, route string, code, n int, d time.Duration) {
 	h := fooddelivery.NewInstance(instance, 0, m).Route(route, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(d)
 		w.WriteHeader(code)
@@ -201,9 +202,9 @@ func record(m *fooddelivery.Metrics, instance, route string, code, n int, d time
 
 func TestStateHasTheSnapshotNumbers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := fooddelivery.NewMetrics()
-		state := fooddelivery.BreakerClosed
-		m.ReportBreaker("order->payment", func() fooddelivery.BreakerState { return state })
+		m := metrics.NewMetrics()
+		state := metrics.BreakerClosed
+		m.ReportBreaker("order->payment", func() metrics.BreakerState { return state })
 		m.ReportBulkhead("gateway->menu", 4, func() int { return 3 })
 		m.ReportRetryBudget("order->payment", func() float64 { return 7.5 })
 		m.Edge("order", "payment").Retries.Add(4)
@@ -219,7 +220,7 @@ func TestStateHasTheSnapshotNumbers(t *testing.T) {
 		wg.Go(func() { record(m, "payment", "POST /charges", 503, 20, 3*time.Second) })
 		wg.Go(func() { record(m, "menu-2", "GET /restaurants/{id}/menu", 200, 50, 2*time.Millisecond) })
 		wg.Wait()
-		state = fooddelivery.BreakerOpen
+		state = metrics.BreakerOpen
 		log.Add(scenario.KindFaultSet, "test", "fault set: payment=error,status=503")
 		d.Sample()
 
@@ -293,7 +294,7 @@ func TestCheckoutSuccessRate(t *testing.T) {
 		load := func() loadgen.Stats {
 			return loadgen.Stats{Rate: 20, Actions: map[string]loadgen.ActionStats{loadgen.ActionCheckout: {OK: ok, Failed: failed}}}
 		}
-		d := dashboard.New(dashboard.Config{Metrics: fooddelivery.NewMetrics(), Load: load})
+		d := dashboard.New(dashboard.Config{Metrics: metrics.NewMetrics(), Load: load})
 		f := d.Sample()
 		assert.Nil(t, f.Checkout.SuccessRate, "nothing measured yet")
 		time.Sleep(5 * time.Second)
@@ -308,7 +309,7 @@ func TestCheckoutSuccessRate(t *testing.T) {
 
 func TestHistoryIsBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d := dashboard.New(dashboard.Config{Metrics: fooddelivery.NewMetrics(), History: 5})
+		d := dashboard.New(dashboard.Config{Metrics: metrics.NewMetrics(), History: 5})
 		for range 12 {
 			d.Sample()
 			time.Sleep(time.Second)
@@ -365,7 +366,7 @@ func (f *flushRecorder) events(t *testing.T) []dashboard.Event {
 
 func TestEventsOnePerTickUntilTheClientLeaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := fooddelivery.NewMetrics()
+		m := metrics.NewMetrics()
 		log := scenario.NewLog(0)
 		log.Add(scenario.KindLoad, "test", "before the stream")
 		status := func() scenario.Status { return scenario.Status{State: scenario.StateIdle} }
@@ -422,7 +423,7 @@ func TestEventsOnePerTickUntilTheClientLeaves(t *testing.T) {
 // Close ends the streams still open.
 func TestCloseEndsTheStreams(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d := dashboard.New(dashboard.Config{Metrics: fooddelivery.NewMetrics()})
+		d := dashboard.New(dashboard.Config{Metrics: metrics.NewMetrics()})
 		d.Start()
 		w := &flushRecorder{header: http.Header{}}
 		done := make(chan struct{})
@@ -443,7 +444,7 @@ func TestCloseEndsTheStreams(t *testing.T) {
 
 // The stream works over a real connection, through net/http's flushing.
 func TestEventsOverHTTP(t *testing.T) {
-	d := dashboard.New(dashboard.Config{Metrics: fooddelivery.NewMetrics(), Interval: 20 * time.Millisecond})
+	d := dashboard.New(dashboard.Config{Metrics: metrics.NewMetrics(), Interval: 20 * time.Millisecond})
 	d.Start()
 	defer d.Close()
 	srv := httptest.NewServer(d)
@@ -477,7 +478,7 @@ func TestEventsOverHTTP(t *testing.T) {
 // it.
 func TestP99IsTheTrueQuantileOfTheWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := fooddelivery.NewMetrics()
+		m := metrics.NewMetrics()
 		d := dashboard.New(dashboard.Config{Metrics: m})
 		d.Sample()
 		p99 := func(f *dashboard.Frame, edge string) float64 {
@@ -524,7 +525,7 @@ func TestP99IsTheTrueQuantileOfTheWindow(t *testing.T) {
 // compartment each look different.
 func TestEdgesNameTheirCause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := fooddelivery.NewMetrics()
+		m := metrics.NewMetrics()
 		d := dashboard.New(dashboard.Config{Metrics: m})
 		pay, orders, menus := m.Edge("order", "payment"), m.Edge("gateway", "order"), m.Edge("gateway", "menu")
 		pay.BreakerOpen.Add(100) // long ago: outside the window
@@ -581,7 +582,7 @@ func TestEdgesNameTheirCause(t *testing.T) {
 // Retry-After, and a closed stream frees its place.
 func TestEventStreamsAreCapped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d := dashboard.New(dashboard.Config{Metrics: fooddelivery.NewMetrics(), MaxStreams: 3})
+		d := dashboard.New(dashboard.Config{Metrics: metrics.NewMetrics(), MaxStreams: 3})
 		d.Start()
 		defer d.Close()
 		var wg sync.WaitGroup

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/loadgen"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 // Services are the services the page charts, in the diagram's order.
@@ -49,10 +50,10 @@ type agg struct {
 	// latency holds the durations of the answers in fine buckets; a
 	// sample older than every window still to be measured drops it
 	// (Dashboard.Sample), so only the last Window's sketches are kept.
-	latency fooddelivery.LatencySketch
+	latency metrics.LatencySketch
 }
 
-func (a *agg) add(r fooddelivery.RouteSnapshot) {
+func (a *agg) add(r metrics.RouteSnapshot) {
 	a.rejected += r.Rejected
 	a.inFlight += r.InFlight
 	for code, n := range r.Responses {
@@ -71,14 +72,14 @@ type sample struct {
 	instances map[string]*agg
 	services  map[string]*agg
 	edges     map[string]*agg
-	clients   map[string]fooddelivery.EdgeSnapshot // by edge
-	checkout  [2]int64                             // ok, failed (cumulative, from the load generator)
-	breakers  map[string]fooddelivery.BreakerState
+	clients   map[string]metrics.EdgeSnapshot // by edge
+	checkout  [2]int64                        // ok, failed (cumulative, from the load generator)
+	breakers  map[string]metrics.BreakerState
 }
 
-func newSample(snap fooddelivery.Snapshot, load *loadgen.Stats) *sample {
+func newSample(snap metrics.Snapshot, load *loadgen.Stats) *sample {
 	s := &sample{t: snap.Time, instances: map[string]*agg{}, services: map[string]*agg{}, edges: map[string]*agg{},
-		breakers: map[string]fooddelivery.BreakerState{}, clients: map[string]fooddelivery.EdgeSnapshot{}}
+		breakers: map[string]metrics.BreakerState{}, clients: map[string]metrics.EdgeSnapshot{}}
 	for _, e := range snap.Edges {
 		s.clients[e.Edge] = e
 	}
@@ -153,7 +154,7 @@ func diff(old, cur *sample, pick func(*sample) map[string]*agg, k string) window
 func (s *sample) dropLatency() {
 	for _, m := range []map[string]*agg{s.instances, s.services, s.edges} {
 		for _, a := range m {
-			a.latency = fooddelivery.LatencySketch{}
+			a.latency = metrics.LatencySketch{}
 		}
 	}
 }

@@ -39,6 +39,7 @@ import (
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 	"go.opentelemetry.io/otel/attribute"
 )
@@ -265,7 +266,7 @@ func (in *Injector) rearm(instance, route string) {
 func (in *Injector) takeArmed(instance, route string) (kill func(), ok bool) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	for _, k := range [...]ruleKey{{instance, route}, {fooddelivery.ServiceOf(instance), route}} {
+	for _, k := range [...]ruleKey{{instance, route}, {metrics.ServiceOf(instance), route}} {
 		if in.armed[k] {
 			delete(in.armed, k)
 			return in.crash, true
@@ -443,7 +444,7 @@ func (in *Injector) checkTarget(service, route string) error {
 	var served []string
 	known := false
 	for name, rs := range in.routes {
-		if name == service || fooddelivery.ServiceOf(name) == service {
+		if name == service || metrics.ServiceOf(name) == service {
 			known = true
 			served = append(served, rs...)
 		}
@@ -452,7 +453,7 @@ func (in *Injector) checkTarget(service, route string) error {
 		names := map[string]bool{}
 		for name := range in.routes {
 			names[name] = true
-			names[fooddelivery.ServiceOf(name)] = true
+			names[metrics.ServiceOf(name)] = true
 		}
 		return fmt.Errorf("%w: the system has no service %s; the services and instances are %s",
 			ErrUnknownTarget, fooddelivery.Quote(service), strings.Join(slices.Sorted(maps.Keys(names)), ", "))
@@ -655,7 +656,7 @@ func (in *Injector) serve(instance, route string, next http.Handler, w http.Resp
 // and how often this request arrived before while a rule matched. It
 // returns a nil rule when no HTTP rule matches.
 func (in *Injector) match(instance, route, id string) (*rule, string, int) {
-	base := fooddelivery.ServiceOf(instance)
+	base := metrics.ServiceOf(instance)
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	var rl *rule
@@ -710,7 +711,7 @@ func (in *Injector) syncConnect() {
 		if _, own := want[name]; own {
 			continue
 		}
-		if r, ok := in.rules[ruleKey{fooddelivery.ServiceOf(name), ""}]; ok && r.fault.Connect != memnet.Normal && !r.tcp {
+		if r, ok := in.rules[ruleKey{metrics.ServiceOf(name), ""}]; ok && r.fault.Connect != memnet.Normal && !r.tcp {
 			want[name] = r.fault.Connect
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/gateway"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 	"github.com/stretchr/testify/require"
 )
 
@@ -282,7 +283,7 @@ func newSystem() *system {
 
 func (s *system) deps() gateway.Deps {
 	return gateway.Deps{
-		Instance: fooddelivery.NewInstance("gateway", 0, fooddelivery.NewMetrics()),
+		Instance: fooddelivery.NewInstance("gateway", 0, metrics.NewMetrics()),
 		Menu:     s.menu, Recs: s.recs, Reviews: s.reviews, Orders: s.orders, ETA: s.eta, Auth: s.auth,
 	}
 }

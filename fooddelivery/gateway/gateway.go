@@ -47,6 +47,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/gateway/ide"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/validator"
 	"github.com/vektah/gqlparser/v2/validator/rules"
@@ -147,7 +148,7 @@ func New(d Deps) http.Handler {
 			d.MaxBodyBytes, d.MaxTokens, d.MaxDepth, d.MaxCost, d.MaxAnswerFields))
 	}
 	if d.Instance == nil {
-		d.Instance = fooddelivery.NewInstance("gateway", 0, fooddelivery.NewMetrics())
+		d.Instance = fooddelivery.NewInstance("gateway", 0, metrics.NewMetrics())
 	}
 	if d.MaxBodyBytes == 0 {
 		d.MaxBodyBytes = DefaultMaxBodyBytes

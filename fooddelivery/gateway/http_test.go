@@ -14,6 +14,7 @@ import (
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/gateway"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -215,7 +216,7 @@ func TestOverloadedGatewayAnswersInGraphQL(t *testing.T) {
 	s := newSystem()
 	s.menu.latency = time.Second
 	deps := s.deps()
-	deps.Instance = fooddelivery.NewInstance("gateway", 1, fooddelivery.NewMetrics())
+	deps.Instance = fooddelivery.NewInstance("gateway", 1, metrics.NewMetrics())
 	serve(t, deps, func(t *testing.T, c *client) {
 		done := make(chan struct{})
 		go func() {

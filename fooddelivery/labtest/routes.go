@@ -8,7 +8,7 @@ import (
 )
 
 // The routes lab tests count requests on, as the services register them
-// in fooddelivery.Metrics.
+// in metrics.Metrics.
 const (
 	// ChargesRoute is payment's route for a charge: one request per
 	// charge attempt, retries included.
@@ -20,7 +20,7 @@ const (
 )
 
 // Received returns how many requests reached route of service so far,
-// those the service rejected included (fooddelivery.RouteStats.Received),
+// those the service rejected included (metrics.RouteStats.Received),
 // as a count of requests. For service "menu" it is the sum over the menu
 // replicas ("menu-1", "menu-2", ...); any other service is one instance
 // name ("payment", "order", "menu-2").

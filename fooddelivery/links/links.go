@@ -30,9 +30,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 // ToxicName is the name of the toxic Apply sets on a link.
@@ -196,7 +196,7 @@ func (p *Proxies) Apply(rules []faults.Rule) error {
 		l := p.links[name]
 		r, ok := want[l.To]
 		if !ok {
-			r, ok = want[fooddelivery.ServiceOf(l.To)]
+			r, ok = want[metrics.ServiceOf(l.To)]
 		}
 		spec := ""
 		if ok {

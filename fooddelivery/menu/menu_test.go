@@ -13,12 +13,13 @@ import (
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
 	"github.com/gophereats/resilience/fooddelivery/menu"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 var replicas = []string{"menu-1", "menu-2", "menu-3"}
 
 type harness struct {
-	metrics *fooddelivery.Metrics
+	metrics *metrics.Metrics
 	catalog *menu.Catalog
 	reviews *menu.ReviewBook
 	client  *menu.Client
@@ -29,7 +30,7 @@ type harness struct {
 func start(t *testing.T) *harness {
 	t.Helper()
 	n := memnet.New()
-	h := &harness{metrics: fooddelivery.NewMetrics(), catalog: menu.DefaultCatalog(), reviews: menu.NewReviewBook()}
+	h := &harness{metrics: metrics.NewMetrics(), catalog: menu.DefaultCatalog(), reviews: menu.NewReviewBook()}
 	hc := &http.Client{Transport: (&memnet.Dialer{Network: n}).Transport()}
 	var urls []string
 	var servers []*http.Server

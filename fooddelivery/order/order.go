@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 // CodePaymentUnconfirmed is the error code of POST /orders (HTTP 502) when
@@ -105,7 +106,7 @@ func routes(r chi.Router, d Deps) {
 	r.Method("GET", "/reports/daily", in.Route("GET /reports/daily", handleDailyReport(d.Store)))
 }
 
-func handlePlaceOrder(d Deps, stats *fooddelivery.RouteStats) http.Handler {
+func handlePlaceOrder(d Deps, stats *metrics.RouteStats) http.Handler {
 	// downstream runs one call to a dependency; a call started after the
 	// caller gave up is counted as work nobody waits for.
 	downstream := func(r *http.Request, call func()) {

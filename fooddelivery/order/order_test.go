@@ -24,6 +24,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/menu"
 	"github.com/gophereats/resilience/fooddelivery/order"
 	"github.com/gophereats/resilience/fooddelivery/payment"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 // What the payment service does with a charge, set per test.
@@ -40,7 +41,7 @@ const (
 // a gateway would use.
 type system struct {
 	net     *memnet.Network
-	metrics *fooddelivery.Metrics
+	metrics *metrics.Metrics
 	ledger  *payment.Ledger
 	board   *courier.Board
 	store   *order.Store
@@ -61,7 +62,7 @@ func start(t *testing.T, opt options) *system {
 	t.Helper()
 	s := &system{
 		net:     memnet.New(),
-		metrics: fooddelivery.NewMetrics(),
+		metrics: metrics.NewMetrics(),
 		ledger:  payment.NewLedger(),
 		board:   courier.NewBoard(),
 		store:   order.NewStore(),

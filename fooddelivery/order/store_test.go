@@ -14,6 +14,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/menu"
 	"github.com/gophereats/resilience/fooddelivery/order"
 	"github.com/gophereats/resilience/fooddelivery/payment"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 // A store keeps its Max most recent orders; GET /orders/{id} of an older
@@ -36,7 +37,7 @@ func TestStoreKeepsTheMostRecentOrders(t *testing.T) {
 	}
 	assert.Equal(t, ids[2:], kept, "the 3 most recent, oldest first")
 
-	h := order.New(order.Deps{Instance: fooddelivery.NewInstance("order", 10, fooddelivery.NewMetrics()), Store: s,
+	h := order.New(order.Deps{Instance: fooddelivery.NewInstance("order", 10, metrics.NewMetrics()), Store: s,
 		Menu: menu.NewClient(http.DefaultClient, "http://menu.invalid"), Payment: payment.NewClient(http.DefaultClient, "http://payment.invalid")})
 	get := func(id string) (int, fooddelivery.ErrorBody) {
 		w := httptest.NewRecorder()

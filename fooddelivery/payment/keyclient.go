@@ -9,6 +9,7 @@ import (
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/retry"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 // ChargeAttempt describes one attempt of the order service to charge an
@@ -85,7 +86,7 @@ type KeyedClient struct {
 	// Policy retries failed attempts; a nil Retryable means
 	// RetryableCharge.
 	Policy retry.Policy
-	Edge   *fooddelivery.EdgeStats
+	Edge   *metrics.EdgeStats
 }
 
 var _ fooddelivery.Payer = (*KeyedClient)(nil)

@@ -19,6 +19,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/payment"
 	"github.com/gophereats/resilience/fooddelivery/retry"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 // memoStore is a minimal correct payment.KeyStore for these tests.
@@ -120,7 +121,7 @@ func TestKeyedClientSendsKeyAndRetriesInFlight(t *testing.T) {
 			fooddelivery.WriteJSON(w, http.StatusCreated, fooddelivery.Charge{ID: "ch_1", OrderID: "o1"})
 		})
 		hc := &http.Client{Transport: handlerTransport{h}}
-		edge := &fooddelivery.EdgeStats{}
+		edge := &metrics.EdgeStats{}
 		kc := &payment.KeyedClient{
 			Client: payment.NewClient(hc, "http://payment"),
 			Key:    func(a payment.ChargeAttempt) string { return "key-" + a.Request.OrderID },
@@ -210,7 +211,7 @@ func TestKeyedClientNeverSendsAMalformedKey(t *testing.T) {
 			sent++
 			fooddelivery.WriteJSON(w, http.StatusCreated, fooddelivery.Charge{ID: "ch_1"})
 		})
-		edge := &fooddelivery.EdgeStats{}
+		edge := &metrics.EdgeStats{}
 		kc := &payment.KeyedClient{
 			Client: payment.NewClient(&http.Client{Transport: handlerTransport{h}}, "http://payment"),
 			Key: func(a payment.ChargeAttempt) string {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/internal/recent"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
@@ -108,7 +109,7 @@ func routes(r chi.Router, d Deps) {
 	r.Method("GET", "/charges", in.Route("GET /charges", handleListCharges(d.Ledger)))
 }
 
-func handleCharge(l *Ledger, keyed bool, callers *fooddelivery.Callers, stats *fooddelivery.RouteStats) http.Handler {
+func handleCharge(l *Ledger, keyed bool, callers *fooddelivery.Callers, stats *metrics.RouteStats) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req fooddelivery.ChargeRequest
 		if err := fooddelivery.ReadJSON(w, r, &req); err != nil {
@@ -282,7 +283,7 @@ func (l *Ledger) add(c fooddelivery.Charge, seq int) {
 // OrdersChargedMoreThanOnce returns how many orders were charged two or
 // more times: each counts once, however many extra charges it has. It
 // takes constant time, so a metrics reader may call it on every scrape
-// (fooddelivery.Metrics.ReportChargedTwice).
+// (metrics.Metrics.ReportChargedTwice).
 func (l *Ledger) OrdersChargedMoreThanOnce() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -20,12 +20,13 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/memnet"
 	"github.com/gophereats/resilience/fooddelivery/payment"
 	"github.com/gophereats/resilience/fooddelivery/retry"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 // harness is one payment instance on an in-memory network and a client for
 // it. Everything is shut down by t.Cleanup, inside the synctest bubble.
 type harness struct {
-	metrics *fooddelivery.Metrics
+	metrics *metrics.Metrics
 	ledger  *payment.Ledger
 	client  *payment.Client
 }
@@ -34,7 +35,7 @@ type harness struct {
 // nil, wraps every route (as the fault injector would).
 func start(t *testing.T, limit int, fault fooddelivery.Middleware) *harness {
 	t.Helper()
-	h := &harness{metrics: fooddelivery.NewMetrics(), ledger: payment.NewLedger()}
+	h := &harness{metrics: metrics.NewMetrics(), ledger: payment.NewLedger()}
 	in := fooddelivery.NewInstance("payment", limit, h.metrics)
 	in.Faults = fault
 	_, hc := servetest.Serve(t, "payment", payment.New(payment.Deps{Instance: in, Ledger: h.ledger}))
@@ -133,7 +134,7 @@ func TestUnknownCardIsRefusedWithoutCharging(t *testing.T) {
 func TestKeyedClientDoesNotRetryAnUnknownCard(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t, 10, nil)
-		edge := &fooddelivery.EdgeStats{}
+		edge := &metrics.EdgeStats{}
 		kc := &payment.KeyedClient{Client: h.client, Policy: retry.Policy{Attempts: 5}, Edge: edge}
 
 		_, err := kc.Charge(t.Context(), fooddelivery.ChargeRequest{OrderID: "ord-1", AmountCents: 900, Card: "tok_unknown"})
@@ -146,7 +147,7 @@ func TestKeyedClientDoesNotRetryAnUnknownCard(t *testing.T) {
 
 func TestOverLongIdempotencyKeyIsRefusedOverTheWire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := &harness{metrics: fooddelivery.NewMetrics(), ledger: payment.NewLedger()}
+		h := &harness{metrics: metrics.NewMetrics(), ledger: payment.NewLedger()}
 		_, hc := servetest.Serve(t, "payment", payment.New(payment.Deps{Instance: fooddelivery.NewInstance("payment", 10, h.metrics), Ledger: h.ledger}))
 		key := strings.Repeat("k", fooddelivery.MaxIdempotencyKeyLen+1)
 

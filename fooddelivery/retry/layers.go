@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 // Retrier runs call, calling it again as it sees fit, and returns the
@@ -155,7 +156,7 @@ func (t attemptTransport) CloseIdleConnections() {
 // "order" -> "payment". The payment client's http.Client must send attempt
 // numbers (AttemptHeader) for them to reach the wire. When l is zero, p is
 // returned unchanged.
-func WrapPayer(p fooddelivery.Payer, l Layers, m *fooddelivery.Metrics) fooddelivery.Payer {
+func WrapPayer(p fooddelivery.Payer, l Layers, m *metrics.Metrics) fooddelivery.Payer {
 	if l.IsZero() || p == nil {
 		return p
 	}
@@ -166,7 +167,7 @@ func WrapPayer(p fooddelivery.Payer, l Layers, m *fooddelivery.Metrics) fooddeli
 type retryingPayer struct {
 	next fooddelivery.Payer
 	r    Retrier
-	edge *fooddelivery.EdgeStats // counted only on the wire layer
+	edge *metrics.EdgeStats // counted only on the wire layer
 	wire bool
 }
 
@@ -192,7 +193,7 @@ func (p *retryingPayer) Charge(ctx context.Context, req fooddelivery.ChargeReque
 // WrapOrders applies the Gateway layer of l to s, the gateway's order
 // client, counting attempts on m's edge "gateway" -> "order". Only
 // PlaceOrder is retried. When l.Gateway is nil, s is returned unchanged.
-func WrapOrders(s fooddelivery.OrderService, l Layers, m *fooddelivery.Metrics) fooddelivery.OrderService {
+func WrapOrders(s fooddelivery.OrderService, l Layers, m *metrics.Metrics) fooddelivery.OrderService {
 	if l.Gateway == nil || s == nil {
 		return s
 	}
@@ -202,7 +203,7 @@ func WrapOrders(s fooddelivery.OrderService, l Layers, m *fooddelivery.Metrics) 
 type retryingOrders struct {
 	fooddelivery.OrderService
 	r    Retrier
-	edge *fooddelivery.EdgeStats
+	edge *metrics.EdgeStats
 }
 
 func (o *retryingOrders) PlaceOrder(ctx context.Context, user string, in fooddelivery.PlaceOrderInput) (fooddelivery.Order, error) {

@@ -18,6 +18,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/payment"
 	"github.com/gophereats/resilience/fooddelivery/retry"
 	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 // placeSample places one pizza order through the gateway as alice and
@@ -35,7 +36,7 @@ func placeSample(t *testing.T, sys *system.System) string {
 
 func TestMetricsGivenInConfigAreTheSystems(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := fooddelivery.NewMetrics()
+		m := metrics.NewMetrics()
 		sys, err := system.Start(system.Config{Metrics: m})
 		require.NoError(t, err)
 		defer sys.Close()

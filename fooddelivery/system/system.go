@@ -32,6 +32,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/order"
 	"github.com/gophereats/resilience/fooddelivery/payment"
 	"github.com/gophereats/resilience/fooddelivery/retry"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
@@ -107,10 +108,10 @@ type Config struct {
 	// run, so that no id of an earlier run is given again.
 	OrderIDPrefix string
 	// Metrics is the counter registry the system fills (System.Metrics).
-	// nil means a new one (fooddelivery.NewMetrics). Pass one to register
+	// nil means a new one (metrics.NewMetrics). Pass one to register
 	// pattern readers (Metrics.ReportBreaker, ...) before the system
 	// starts, from the same code that plugs the patterns in.
-	Metrics *fooddelivery.Metrics
+	Metrics *metrics.Metrics
 	// Tracer, when set, traces every request: a server span around each
 	// instance's routes, a client span around each call between services
 	// (and the outside client's calls to the gateway, as "customer"), with
@@ -232,7 +233,7 @@ const (
 // counters and the state of every service.
 type System struct {
 	Network *memnet.Network
-	Metrics *fooddelivery.Metrics
+	Metrics *metrics.Metrics
 	Faults  *faults.Injector
 
 	Ledger  *payment.Ledger  // charges executed by payment
@@ -281,13 +282,13 @@ func Start(cfg Config) (*System, error) {
 	if replicas < 0 {
 		return nil, fmt.Errorf("system: negative number of menu replicas %d", replicas)
 	}
-	metrics := cfg.Metrics
-	if metrics == nil {
-		metrics = fooddelivery.NewMetrics()
+	counters := cfg.Metrics
+	if counters == nil {
+		counters = metrics.NewMetrics()
 	}
 	s := &System{
 		Network: n,
-		Metrics: metrics,
+		Metrics: counters,
 		Faults:  faults.New(cfg.Seed, n),
 		Ledger:  payment.NewLedger(),
 		Callers: callersFor(cfg),

@@ -1,6 +1,10 @@
-// Package telemetry exposes the counters of a running food-delivery system
-// (fooddelivery.Metrics) as Prometheus metrics. A Collector takes one
-// fooddelivery.Snapshot per scrape and turns it into constant metrics, so
+// Package telemetry is the home of what the food-delivery system tells
+// about itself: its subpackages metrics (the counters, latency sketches
+// and snapshots), tracing (OpenTelemetry spans and the ring of the latest
+// traces) and logs (log/slog with the trace's ids), and this package,
+// which exposes the counters of a running system (metrics.Metrics) as
+// Prometheus metrics. A Collector takes one
+// metrics.Snapshot per scrape and turns it into constant metrics, so
 // a scrape, a test and a dashboard that reads Snapshot see the same
 // numbers. Handler serves them at /metrics.
 //
@@ -74,13 +78,13 @@
 // The three resilience4j_ families use the names and labels of
 // resilience4j's Micrometer binding, so that dashboards made for it read
 // them; their name label is the name the pattern was registered under
-// (fooddelivery.Metrics.ReportBreaker, ReportBulkhead). Families for which
+// (metrics.Metrics.ReportBreaker, ReportBulkhead). Families for which
 // resilience4j has no equivalent (retry budgets, hedges, fallbacks, and
 // retries, which resilience4j counts per call outcome rather than per
 // attempt) use the fooddelivery_ prefix. A pattern that was not registered
 // has no series at all, and fooddelivery_orders_charged_more_than_once is
 // absent until a ledger is registered with
-// fooddelivery.Metrics.ReportChargedTwice: nothing is reported that was
+// metrics.Metrics.ReportChargedTwice: nothing is reported that was
 // not measured.
 //
 // This package is the only one in the module that imports the Prometheus
@@ -97,7 +101,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 var (
@@ -106,11 +110,11 @@ var (
 	nameLabels  = []string{"name"}
 )
 
-// Collector is a prometheus.Collector for a fooddelivery.Metrics. Each
+// Collector is a prometheus.Collector for a metrics.Metrics. Each
 // Collect takes one Snapshot and emits every family listed in the package
 // documentation from it. It is safe for concurrent use.
 type Collector struct {
-	metrics *fooddelivery.Metrics
+	metrics *metrics.Metrics
 
 	received, responses, inFlight, peak, completed, rejected, cancelled *prometheus.Desc
 	latency, lateWork, lateWorkSeconds                                  *prometheus.Desc
@@ -123,7 +127,7 @@ type Collector struct {
 
 // NewCollector returns a Collector of m. A nil m collects nothing but the
 // descriptions.
-func NewCollector(m *fooddelivery.Metrics) *Collector {
+func NewCollector(m *metrics.Metrics) *Collector {
 	route := func(name, help string, extra ...string) *prometheus.Desc {
 		return prometheus.NewDesc(name, help, append(append([]string(nil), routeLabels...), extra...), nil)
 	}
@@ -181,7 +185,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // breakerStates are the states resilience4j_circuitbreaker_state always
 // has a series for.
-var breakerStates = []fooddelivery.BreakerState{fooddelivery.BreakerClosed, fooddelivery.BreakerOpen, fooddelivery.BreakerHalfOpen}
+var breakerStates = []metrics.BreakerState{metrics.BreakerClosed, metrics.BreakerOpen, metrics.BreakerHalfOpen}
 
 // Collect takes one snapshot of the metrics and sends it as constant
 // metrics.
@@ -192,7 +196,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.collect(c.metrics.Snapshot(), ch)
 }
 
-func (c *Collector) collect(snap fooddelivery.Snapshot, ch chan<- prometheus.Metric) {
+func (c *Collector) collect(snap metrics.Snapshot, ch chan<- prometheus.Metric) {
 	send := func(d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
 		m, err := prometheus.NewConstMetric(d, t, v, labels...)
 		if err != nil {
@@ -229,7 +233,7 @@ func (c *Collector) collect(snap fooddelivery.Snapshot, ch chan<- prometheus.Met
 		send(c.lateWorkSeconds, prometheus.CounterValue, r.WorkAfterCallerLeftSeconds, l...)
 	}
 	for _, in := range slices.Sorted(maps.Keys(snap.Limits)) {
-		gauge(c.limit, float64(snap.Limits[in]), fooddelivery.ServiceOf(in), in)
+		gauge(c.limit, float64(snap.Limits[in]), metrics.ServiceOf(in), in)
 	}
 	for _, e := range snap.Edges {
 		counter(c.attempts, e.Attempts, e.Edge)
@@ -276,7 +280,7 @@ func (c *Collector) collect(snap fooddelivery.Snapshot, ch chan<- prometheus.Met
 // runtime and process collectors of client_golang (go_*, process_*:
 // goroutines, memory, garbage collection, CPU and open files, read from
 // runtime/metrics and /proc without stopping the world).
-func NewRegistry(m *fooddelivery.Metrics) *prometheus.Registry {
+func NewRegistry(m *metrics.Metrics) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		NewCollector(m),
@@ -290,7 +294,7 @@ func NewRegistry(m *fooddelivery.Metrics) *prometheus.Registry {
 // exposition format (or OpenMetrics, when the scraper asks for it), from a
 // registry of its own (NewRegistry): mount it at /metrics. A collector
 // that fails does not stop the others from being served.
-func Handler(m *fooddelivery.Metrics) http.Handler {
+func Handler(m *metrics.Metrics) http.Handler {
 	reg := NewRegistry(m)
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		ErrorHandling:     promhttp.ContinueOnError,

@@ -25,6 +25,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/labtest"
 	"github.com/gophereats/resilience/fooddelivery/system"
 	"github.com/gophereats/resilience/fooddelivery/telemetry"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 // serve sends one GET to h directly (no network) and returns the status.
@@ -39,7 +40,7 @@ func serve(h http.Handler, path string) int {
 // numbers, under the names, labels and types the package documents.
 func TestCollectorEmitsTheSnapshot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := fooddelivery.NewMetrics()
+		m := metrics.NewMetrics()
 		in := fooddelivery.NewInstance("menu-2", 1, m)
 		h := in.Route("GET /menus", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Query().Has("missing") {
@@ -71,7 +72,7 @@ func TestCollectorEmitsTheSnapshot(t *testing.T) {
 		e.Fallbacks.Add(6)
 		e.BreakerTransitions.Add(7)
 		e.Replays.Add(1)
-		m.ReportBreaker("order->payment", func() fooddelivery.BreakerState { return fooddelivery.BreakerHalfOpen })
+		m.ReportBreaker("order->payment", func() metrics.BreakerState { return metrics.BreakerHalfOpen })
 		m.ReportBulkhead("gateway->menu", 4, func() int { return 1 })
 		m.ReportRetryBudget("gateway->order", func() float64 { return 2.5 })
 		m.ReportChargedTwice(func() int { return 3 })
@@ -210,7 +211,7 @@ fooddelivery_orders_charged_more_than_once 3
 // A pattern that was not registered has no series; registering one kind
 // brings exactly its families.
 func TestUnregisteredPatternsAreAbsent(t *testing.T) {
-	m := fooddelivery.NewMetrics()
+	m := metrics.NewMetrics()
 	m.Route("order", "POST /orders").Received.Add(1)
 	c := telemetry.NewCollector(m)
 	patterns := []string{
@@ -224,7 +225,7 @@ func TestUnregisteredPatternsAreAbsent(t *testing.T) {
 	assert.Zero(t, testutil.CollectAndCount(c, "fooddelivery_edge_attempts_total"), "no edge has counters")
 	assert.Equal(t, 1, testutil.CollectAndCount(c, "fooddelivery_http_requests_received_total"))
 
-	m.ReportBreaker("gateway->order", func() fooddelivery.BreakerState { return fooddelivery.BreakerOpen })
+	m.ReportBreaker("gateway->order", func() metrics.BreakerState { return metrics.BreakerOpen })
 	assert.Equal(t, 3, testutil.CollectAndCount(c, "resilience4j_circuitbreaker_state"), "one series per state")
 	assert.Equal(t, 1.0, valueOf(t, collect(t, c), "resilience4j_circuitbreaker_state", map[string]string{"name": "gateway->order", "state": "open"}))
 	for _, name := range patterns[1:] {
@@ -234,7 +235,7 @@ func TestUnregisteredPatternsAreAbsent(t *testing.T) {
 	m.ReportChargedTwice(func() int { return 0 })
 	assert.Equal(t, 1, testutil.CollectAndCount(c, "fooddelivery_orders_charged_more_than_once"), "a registered ledger shows, even at 0")
 
-	m.ReportBreaker("order->payment", func() fooddelivery.BreakerState { return "forced_open" })
+	m.ReportBreaker("order->payment", func() metrics.BreakerState { return "forced_open" })
 	assert.Equal(t, 1.0, valueOf(t, collect(t, c), "resilience4j_circuitbreaker_state", map[string]string{"name": "order->payment", "state": "forced_open"}),
 		"a state outside the three is still shown as current")
 

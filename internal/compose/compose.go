@@ -36,6 +36,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/plan"
 	"github.com/gophereats/resilience/fooddelivery/retry"
 	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
@@ -180,7 +181,7 @@ type Wiring struct {
 	Cfg  system.Config
 	// Metrics is Cfg.Metrics: the plugs register their pattern readers
 	// in it before the system starts.
-	Metrics *fooddelivery.Metrics
+	Metrics *metrics.Metrics
 	// GameDay forces lab 07's fallbacks (fooddelivery.GameDay); nil when
 	// lab 07's fallbacks are not plugged.
 	GameDay *fooddelivery.GameDay
@@ -195,7 +196,7 @@ type Wiring struct {
 // 03's transport goes inside lab 01's client). Network, GatewayAddr and
 // the order service's limit are the caller's to set.
 func Wire(l Labs, s Settings) *Wiring {
-	w := &Wiring{Labs: l, S: s, Metrics: fooddelivery.NewMetrics()}
+	w := &Wiring{Labs: l, S: s, Metrics: metrics.NewMetrics()}
 	w.Cfg = system.Config{Seed: s.Seed, Metrics: w.Metrics, MenuReplicas: MenuReplicas, Limits: map[string]int{}, Tracer: s.Tracer}
 	if l.FromPlan && s.Plan.Gateway.Limit > 0 {
 		w.Cfg.Limits["gateway"] = s.Plan.Gateway.Limit
@@ -468,7 +469,7 @@ func Lab05[S any, St fmt.Stringer, CB interface{ State() St }, OC fooddelivery.O
 			s.Name = "order->payment"
 			s.OnStateChange = func(string, St, St) { pay.BreakerTransitions.Add(1) }
 			cb := newBreaker(settings(s))
-			w.Metrics.ReportBreaker(s.Name, func() fooddelivery.BreakerState { return breakerState(cb.State().String()) })
+			w.Metrics.ReportBreaker(s.Name, func() metrics.BreakerState { return breakerState(cb.State().String()) })
 			w.Cfg.PaymentBreaker = func(next fooddelivery.Payer) fooddelivery.Payer { return payer(cb, next) }
 		}
 		if b := w.S.Plan.Gateway.OrdersBreaker; b != nil {

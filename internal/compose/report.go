@@ -17,10 +17,11 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/payment"
 	"github.com/gophereats/resilience/fooddelivery/retry"
 	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
-// This file fills fooddelivery.Metrics from outside the patterns: the
+// This file fills metrics.Metrics from outside the patterns: the
 // glue wraps what a lab plugs in and counts what passes, so the solution
 // and the learner's code are measured alike, and neither needs an
 // accessor of its own.
@@ -139,16 +140,16 @@ func (rt roundTripper) CloseIdleConnections() {
 // breakerState reads a breaker's State.String() as reports name it:
 // "closed", "open", "half-open" (or "half_open"); other text is passed on
 // as it is.
-func breakerState(s string) fooddelivery.BreakerState {
+func breakerState(s string) metrics.BreakerState {
 	switch s {
 	case "closed":
-		return fooddelivery.BreakerClosed
+		return metrics.BreakerClosed
 	case "open":
-		return fooddelivery.BreakerOpen
+		return metrics.BreakerOpen
 	case "half-open", "half_open":
-		return fooddelivery.BreakerHalfOpen
+		return metrics.BreakerHalfOpen
 	}
-	return fooddelivery.BreakerState(strings.ReplaceAll(s, "-", "_"))
+	return metrics.BreakerState(strings.ReplaceAll(s, "-", "_"))
 }
 
 // breakerBook reports breakers it cannot read directly (those a
@@ -157,37 +158,37 @@ func breakerState(s string) fooddelivery.BreakerState {
 // been closed); an open one reads as half-open once openFor has passed,
 // as the breaker itself would say when next asked.
 type breakerBook struct {
-	m       *fooddelivery.Metrics
+	m       *metrics.Metrics
 	openFor time.Duration
 
 	mu    sync.Mutex
-	state map[string]fooddelivery.BreakerState
+	state map[string]metrics.BreakerState
 	since map[string]time.Time
 }
 
-func newBreakerBook(m *fooddelivery.Metrics, openFor time.Duration) *breakerBook {
-	return &breakerBook{m: m, openFor: openFor, state: map[string]fooddelivery.BreakerState{}, since: map[string]time.Time{}}
+func newBreakerBook(m *metrics.Metrics, openFor time.Duration) *breakerBook {
+	return &breakerBook{m: m, openFor: openFor, state: map[string]metrics.BreakerState{}, since: map[string]time.Time{}}
 }
 
 // changed records that breaker name moved to state to. It runs inside
 // the breaker's OnStateChange, with the breaker's lock held: it takes the
 // book's lock only to record, and registers a new name after releasing it.
-func (b *breakerBook) changed(name string, to fooddelivery.BreakerState) {
+func (b *breakerBook) changed(name string, to metrics.BreakerState) {
 	b.mu.Lock()
 	_, known := b.state[name]
 	b.state[name], b.since[name] = to, time.Now()
 	b.mu.Unlock()
 	if !known {
-		b.m.ReportBreaker(name, func() fooddelivery.BreakerState { return b.read(name) })
+		b.m.ReportBreaker(name, func() metrics.BreakerState { return b.read(name) })
 	}
 }
 
-func (b *breakerBook) read(name string) fooddelivery.BreakerState {
+func (b *breakerBook) read(name string) metrics.BreakerState {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.state[name]
-	if s == fooddelivery.BreakerOpen && time.Since(b.since[name]) >= b.openFor {
-		return fooddelivery.BreakerHalfOpen
+	if s == metrics.BreakerOpen && time.Since(b.since[name]) >= b.openFor {
+		return metrics.BreakerHalfOpen
 	}
 	return s
 }
@@ -205,7 +206,7 @@ func (b *breakerBook) read(name string) fooddelivery.BreakerState {
 //
 // The breaker's refusals and the timeouts are recorded on the span in ctx
 // too (tracing.EventBreakerRefused, tracing.EventTimeout).
-func outcomes(ctx context.Context, edge *fooddelivery.EdgeStats, err error) {
+func outcomes(ctx context.Context, edge *metrics.EdgeStats, err error) {
 	var answered *fooddelivery.CallError
 	switch {
 	case err == nil:
@@ -226,7 +227,7 @@ func outcomes(ctx context.Context, edge *fooddelivery.EdgeStats, err error) {
 // retry loop (the timeouts are countTimeouts').
 type outcomePayer struct {
 	next fooddelivery.Payer
-	edge *fooddelivery.EdgeStats
+	edge *metrics.EdgeStats
 }
 
 func (p outcomePayer) Charge(ctx context.Context, req fooddelivery.ChargeRequest) (fooddelivery.Charge, error) {
@@ -251,7 +252,7 @@ func timedOut(err error) bool {
 // of the client that its timeout or its caller's deadline cut off counts
 // in Timeouts of edge: below the retry loops above the client, each
 // attempt of theirs counts.
-func countTimeouts(base http.RoundTripper, edge *fooddelivery.EdgeStats) http.RoundTripper {
+func countTimeouts(base http.RoundTripper, edge *metrics.EdgeStats) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
@@ -281,7 +282,7 @@ func pastDeadline(ctx context.Context) bool {
 // outcomeAuth counts the outcomes of the gateway's auth checks.
 type outcomeAuth struct {
 	next fooddelivery.Authorizer
-	edge *fooddelivery.EdgeStats
+	edge *metrics.EdgeStats
 }
 
 func (a outcomeAuth) Authorize(ctx context.Context, token string) (string, error) {
@@ -297,7 +298,7 @@ func (a outcomeAuth) Authorize(ctx context.Context, token string) (string, error
 type budgetWatch struct {
 	next     retry.Retrier
 	attempts int
-	edge     *fooddelivery.EdgeStats
+	edge     *metrics.EdgeStats
 }
 
 func (b budgetWatch) Do(ctx context.Context, key string, call func(ctx context.Context, attempt int) error) error {
@@ -321,7 +322,7 @@ func (b budgetWatch) Do(ctx context.Context, key string, call func(ctx context.C
 // counting is a Guard that runs every call and hands its error to count:
 // with fooddelivery.GuardOrderService and its siblings it counts what a
 // dependency's answers say without a wrapper type per interface.
-func counting(edge *fooddelivery.EdgeStats, count func(context.Context, *fooddelivery.EdgeStats, error)) fooddelivery.Guard {
+func counting(edge *metrics.EdgeStats, count func(context.Context, *metrics.EdgeStats, error)) fooddelivery.Guard {
 	return func(ctx context.Context, call func(context.Context) error) error {
 		err := call(ctx)
 		count(ctx, edge, err)
@@ -342,7 +343,7 @@ func gatewayEdge(dependency string) string {
 // service, so that it reports its slots in use as the compartment
 // "gateway->service" with capacity slots, and counts the calls it refused
 // (ErrBulkheadFull without running the call) in BulkheadFull.
-func countSlots(g fooddelivery.Guard, m *fooddelivery.Metrics, service string, capacity int) fooddelivery.Guard {
+func countSlots(g fooddelivery.Guard, m *metrics.Metrics, service string, capacity int) fooddelivery.Guard {
 	var inUse atomic.Int64
 	m.ReportBulkhead("gateway->"+service, capacity, func() int { return int(inUse.Load()) })
 	edge := m.Edge("gateway", service)
@@ -371,7 +372,7 @@ func countSlots(g fooddelivery.Guard, m *fooddelivery.Metrics, service string, c
 // the fallback's value) counts in Fallbacks of the gateway's edge to the
 // service behind it. The auth check has no fallback answer: when auth is
 // down it denies.
-func countFallbacks(d gateway.Deps, m *fooddelivery.Metrics) gateway.Deps {
+func countFallbacks(d gateway.Deps, m *metrics.Metrics) gateway.Deps {
 	menus, courier, orders := m.Edge("gateway", "menu"), m.Edge("gateway", "courier"), m.Edge("gateway", "order")
 	if d.Menu != nil {
 		d.Menu = fooddelivery.GuardMenuReader(d.Menu, counting(menus, fellBack))
@@ -391,7 +392,7 @@ func countFallbacks(d gateway.Deps, m *fooddelivery.Metrics) gateway.Deps {
 	return d
 }
 
-func fellBack(ctx context.Context, edge *fooddelivery.EdgeStats, err error) {
+func fellBack(ctx context.Context, edge *metrics.EdgeStats, err error) {
 	var fe *gateway.FallbackError
 	if errors.As(err, &fe) {
 		edge.Fallbacks.Add(1)
@@ -401,7 +402,7 @@ func fellBack(ctx context.Context, edge *fooddelivery.EdgeStats, err error) {
 
 type fallbackRecs struct {
 	next fooddelivery.Recommender
-	edge *fooddelivery.EdgeStats
+	edge *metrics.EdgeStats
 }
 
 func (f fallbackRecs) Recommendations(ctx context.Context, user string) ([]fooddelivery.Dish, error) {
@@ -418,7 +419,7 @@ func (f fallbackRecs) Popular(ctx context.Context) ([]fooddelivery.Dish, error) 
 
 type fallbackReviews struct {
 	next fooddelivery.ReviewStore
-	edge *fooddelivery.EdgeStats
+	edge *metrics.EdgeStats
 }
 
 func (f fallbackReviews) SubmitReview(ctx context.Context, r fooddelivery.Review) (fooddelivery.Review, error) {
@@ -431,7 +432,7 @@ func (f fallbackReviews) SubmitReview(ctx context.Context, r fooddelivery.Review
 // replays for a repeated key counts in Replays of the edge order->payment.
 type replays struct {
 	payment.KeyStore
-	edge *fooddelivery.EdgeStats
+	edge *metrics.EdgeStats
 }
 
 func (r replays) Begin(key string, req fooddelivery.ChargeRequest) (*payment.Outcome, error) {

@@ -15,25 +15,26 @@ import (
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/payment"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 func TestBreakerBookReadsOpenAsHalfOpenAfterTheOpenPeriod(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		book := newBreakerBook(fooddelivery.NewMetrics(), 3*time.Second)
-		book.changed("order POST /orders", fooddelivery.BreakerOpen)
-		assert.Equal(t, fooddelivery.BreakerOpen, book.read("order POST /orders"))
+		book := newBreakerBook(metrics.NewMetrics(), 3*time.Second)
+		book.changed("order POST /orders", metrics.BreakerOpen)
+		assert.Equal(t, metrics.BreakerOpen, book.read("order POST /orders"))
 		time.Sleep(3 * time.Second)
-		assert.Equal(t, fooddelivery.BreakerHalfOpen, book.read("order POST /orders"),
+		assert.Equal(t, metrics.BreakerHalfOpen, book.read("order POST /orders"),
 			"an open breaker whose period is over is half-open, as the breaker says when asked")
-		book.changed("order POST /orders", fooddelivery.BreakerClosed)
-		assert.Equal(t, fooddelivery.BreakerClosed, book.read("order POST /orders"))
+		book.changed("order POST /orders", metrics.BreakerClosed)
+		assert.Equal(t, metrics.BreakerClosed, book.read("order POST /orders"))
 	})
 }
 
 func TestBreakerStateNamesFollowTheReports(t *testing.T) {
-	for in, want := range map[string]fooddelivery.BreakerState{
-		"closed": fooddelivery.BreakerClosed, "open": fooddelivery.BreakerOpen,
-		"half-open": fooddelivery.BreakerHalfOpen, "half_open": fooddelivery.BreakerHalfOpen, "State(7)": "State(7)",
+	for in, want := range map[string]metrics.BreakerState{
+		"closed": metrics.BreakerClosed, "open": metrics.BreakerOpen,
+		"half-open": metrics.BreakerHalfOpen, "half_open": metrics.BreakerHalfOpen, "State(7)": "State(7)",
 	} {
 		assert.Equal(t, want, breakerState(in), "State.String() %q", in)
 	}
@@ -54,7 +55,7 @@ func oneSlot() fooddelivery.Guard {
 }
 
 func TestCountSlotsCountsOnlyTheCallsTheBulkheadRefused(t *testing.T) {
-	m := fooddelivery.NewMetrics()
+	m := metrics.NewMetrics()
 	g := countSlots(oneSlot(), m, "order", 1)
 	edge := m.Edge("gateway", "order")
 	err := g(context.Background(), func(ctx context.Context) error {
@@ -91,7 +92,7 @@ func (okTransport) RoundTrip(*http.Request) (*http.Response, error) {
 }
 
 func TestTalliesCountAttemptsHedgesAndTheHedgesThatWon(t *testing.T) {
-	var edge fooddelivery.EdgeStats
+	var edge metrics.EdgeStats
 	rt := tallied(firstAnswer{countAttempts(okTransport{}, &edge.Attempts, &edge.Hedges, func() bool { return true }, attemptSpans{})}, &edge.HedgesWon)
 	for range 3 {
 		req, _ := http.NewRequest(http.MethodGet, "http://menu-1/restaurants", nil)
@@ -103,7 +104,7 @@ func TestTalliesCountAttemptsHedgesAndTheHedgesThatWon(t *testing.T) {
 	assert.Equal(t, int64(3), edge.Hedges.Load(), "each call's second attempt is a hedge, not the second call's first")
 	assert.Equal(t, int64(3), edge.HedgesWon.Load())
 
-	var retried fooddelivery.EdgeStats
+	var retried metrics.EdgeStats
 	rt = tallied(firstAnswer{countAttempts(okTransport{}, &retried.Attempts, &retried.Retries, func() bool { return false }, attemptSpans{})}, nil)
 	req, _ := http.NewRequest(http.MethodGet, "http://payment/charges", nil)
 	resp, err := rt.RoundTrip(req)
@@ -128,7 +129,7 @@ func (s storedOnce) Begin(key string, _ fooddelivery.ChargeRequest) (*payment.Ou
 func (storedOnce) Finish(string, payment.Outcome) {}
 
 func TestReplaysCountsStoredOutcomesServedAgain(t *testing.T) {
-	var edge fooddelivery.EdgeStats
+	var edge metrics.EdgeStats
 	keys := replays{storedOnce{map[string]bool{}}, &edge}
 	for _, key := range []string{"order-1", "order-1", "order-2", "order-1"} {
 		keys.Begin(key, fooddelivery.ChargeRequest{})
@@ -137,7 +138,7 @@ func TestReplaysCountsStoredOutcomesServedAgain(t *testing.T) {
 }
 
 func TestOutcomesCountEachCauseOnceWhereItHappened(t *testing.T) {
-	edge := &fooddelivery.EdgeStats{}
+	edge := &metrics.EdgeStats{}
 	for _, err := range []error{
 		nil,
 		fooddelivery.ClassifyTransportError("payment", context.DeadlineExceeded),             // this caller gave up: a timeout
@@ -172,7 +173,7 @@ func (r retrier) Do(ctx context.Context, _ string, call func(context.Context, in
 }
 
 func TestBudgetWatchCountsTheRetriesTheLoopWithheld(t *testing.T) {
-	edge := &fooddelivery.EdgeStats{}
+	edge := &metrics.EdgeStats{}
 	unavailable := &fooddelivery.CallError{Service: "payment", Status: 503, Err: fooddelivery.ErrUnavailable}
 	declined := &fooddelivery.CallError{Service: "payment", Status: 402, Err: fooddelivery.ErrRejected}
 	ctx := context.Background()
@@ -200,7 +201,7 @@ func TestBudgetWatchCountsTheRetriesTheLoopWithheld(t *testing.T) {
 // Each of those calls timed out, and each counts.
 func TestCountTimeoutsCountsACallCutOffAtItsDeadlineWhateverTheErrorSays(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		edge := &fooddelivery.EdgeStats{}
+		edge := &metrics.EdgeStats{}
 		hang := roundTripper{func(r *http.Request) (*http.Response, error) {
 			<-r.Context().Done()
 			return nil, fmt.Errorf("net/http: request canceled")

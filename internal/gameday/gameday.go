@@ -32,6 +32,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/gateway"
 	"github.com/gophereats/resilience/fooddelivery/plan"
 	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 	"github.com/gophereats/resilience/internal/compose"
 )
 
@@ -164,7 +165,7 @@ type Mark struct {
 	// LateWork is the units of work each service started after the
 	// customer it worked for had given up (the order service's calls to
 	// its dependencies, the payment service's charges:
-	// fooddelivery.RouteStats.WorkAfterCallerLeft), by service.
+	// metrics.RouteStats.WorkAfterCallerLeft), by service.
 	LateWork map[string]int64
 	// Attempts and Retries are the charges the order service's payment
 	// client sent, and the retries among them.
@@ -294,7 +295,7 @@ func mark(sys *system.System, w *compose.Wiring, at time.Duration) Mark {
 // sample reads the requests in flight at the order and payment services
 // every SampleEvery from start until the stage's end (until) or ctx's.
 func sample(ctx context.Context, sys *system.System, start time.Time, until time.Duration) []Sample {
-	routes := []*fooddelivery.RouteStats{sys.Metrics.Route("order", "POST /orders"), sys.Metrics.Route("order", "GET /orders/{id}")}
+	routes := []*metrics.RouteStats{sys.Metrics.Route("order", "POST /orders"), sys.Metrics.Route("order", "GET /orders/{id}")}
 	charges := sys.Metrics.Route("payment", "POST /charges")
 	var out []Sample
 	for at := SampleEvery / 2; at < until && ctx.Err() == nil; at += SampleEvery {

@@ -18,6 +18,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/labtest"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
 	"github.com/gophereats/resilience/fooddelivery/system"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 	breaker "github.com/gophereats/resilience/labs/05-breaker"
 )
 
@@ -188,7 +189,7 @@ type transitions struct {
 	mu    sync.Mutex
 	seen  []string
 	moves []move // the same changes, with their virtual time
-	edge  *fooddelivery.EdgeStats
+	edge  *metrics.EdgeStats
 }
 
 // move is one state change and when it was reported.

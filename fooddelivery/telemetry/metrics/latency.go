@@ -1,4 +1,4 @@
-package fooddelivery
+package metrics
 
 import (
 	"maps"

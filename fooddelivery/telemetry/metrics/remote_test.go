@@ -1,4 +1,4 @@
-package fooddelivery
+package metrics
 
 import (
 	"testing"
@@ -17,7 +17,7 @@ func TestSnapshotOfAnotherProcess(t *testing.T) {
 	st := payment.Route("payment", "POST /charges")
 	for _, d := range []time.Duration{80 * time.Millisecond, 120 * time.Millisecond, 700 * time.Millisecond} {
 		st.Received.Add(1)
-		st.observe(201, d)
+		st.Observe(201, d)
 	}
 	payment.Edge("payment", "processor").Attempts.Add(3)
 	payment.ReportChargedTwice(func() int { return 2 })

@@ -1,4 +1,4 @@
-package fooddelivery
+package metrics
 
 import (
 	"sort"
@@ -142,9 +142,10 @@ type RouteStats struct {
 	codes   statusCounts
 }
 
-// observe records the end of a request: the status it was answered with
-// (StatusNoResponse for none) and how long it took.
-func (s *RouteStats) observe(code int, d time.Duration) {
+// Observe records the end of a request: the status it was answered with
+// (an HTTP status code, StatusNoResponse for none) and how long it took.
+// The instance serving the route calls it once per request.
+func (s *RouteStats) Observe(code int, d time.Duration) {
 	s.latency.observe(d)
 	s.fine.observe(d)
 	s.codes.add(code)

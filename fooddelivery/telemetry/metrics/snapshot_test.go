@@ -1,4 +1,4 @@
-package fooddelivery_test
+package metrics_test
 
 import (
 	"context"
@@ -18,11 +18,12 @@ import (
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/internal/servetest"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 // routeOf finds the snapshot of instance's route, failing the test if it
 // is missing.
-func routeOf(t *testing.T, snap fooddelivery.Snapshot, instance, route string) fooddelivery.RouteSnapshot {
+func routeOf(t *testing.T, snap metrics.Snapshot, instance, route string) metrics.RouteSnapshot {
 	t.Helper()
 	for _, r := range snap.Routes {
 		if r.Instance == instance && r.Route == route {
@@ -30,12 +31,12 @@ func routeOf(t *testing.T, snap fooddelivery.Snapshot, instance, route string) f
 		}
 	}
 	require.Failf(t, "route missing from the snapshot", "%s %s", instance, route)
-	return fooddelivery.RouteSnapshot{}
+	return metrics.RouteSnapshot{}
 }
 
 // bucketCounts returns the cumulative count of each bucket, keyed by its
 // bound in seconds.
-func bucketCounts(h fooddelivery.Histogram) map[float64]int64 {
+func bucketCounts(h metrics.Histogram) map[float64]int64 {
 	out := map[float64]int64{}
 	for _, b := range h.Buckets {
 		out[b.UpperBoundSeconds] = b.Count
@@ -53,7 +54,7 @@ func TestSnapshotCountsStatusesAndLatencies(t *testing.T) {
 	// loops); on one P it never did in 120.
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	synctest.Test(t, func(t *testing.T) {
-		m := fooddelivery.NewMetrics()
+		m := metrics.NewMetrics()
 		in := fooddelivery.NewInstance("menu-2", 1, m)
 		mux := http.NewServeMux()
 		mux.Handle("GET /fast", in.Route("GET /fast", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -180,7 +181,7 @@ func TestSnapshotCountsStatusesAndLatencies(t *testing.T) {
 // with the values their readers give; unregistered ones are absent, in Go
 // and in JSON.
 func TestSnapshotReportsRegisteredPatternsOnly(t *testing.T) {
-	empty := fooddelivery.NewMetrics().Snapshot()
+	empty := metrics.NewMetrics().Snapshot()
 	assert.Empty(t, empty.Breakers)
 	assert.Empty(t, empty.Bulkheads)
 	assert.Empty(t, empty.RetryBudgets)
@@ -190,12 +191,12 @@ func TestSnapshotReportsRegisteredPatternsOnly(t *testing.T) {
 	assert.NotContains(t, string(js), "ordersChargedMoreThanOnce")
 	assert.Contains(t, string(js), `"breakers":[]`, "empty lists encode as [] for a dashboard")
 
-	var nilMetrics *fooddelivery.Metrics
+	var nilMetrics *metrics.Metrics
 	assert.Empty(t, nilMetrics.Snapshot().Routes, "a nil Metrics has nothing to report")
 
-	m := fooddelivery.NewMetrics()
-	state := fooddelivery.BreakerClosed
-	m.ReportBreaker("order->payment", func() fooddelivery.BreakerState { return state })
+	m := metrics.NewMetrics()
+	state := metrics.BreakerClosed
+	m.ReportBreaker("order->payment", func() metrics.BreakerState { return state })
 	inUse := 3
 	m.ReportBulkhead("gateway->menu", 4, func() int { return inUse })
 	m.ReportRetryBudget("gateway->order", func() float64 { return 7.5 })
@@ -219,12 +220,12 @@ func TestSnapshotReportsRegisteredPatternsOnly(t *testing.T) {
 	m.Edge("gateway", "menu")
 
 	snap := m.Snapshot()
-	assert.Equal(t, []fooddelivery.BreakerSnapshot{{Name: "order->payment", State: fooddelivery.BreakerClosed}}, snap.Breakers)
-	assert.Equal(t, []fooddelivery.BulkheadSnapshot{{Compartment: "gateway->menu", InUse: 3, Capacity: 4}}, snap.Bulkheads)
-	assert.Equal(t, []fooddelivery.RetryBudgetSnapshot{{Name: "gateway->order", Tokens: 7.5}}, snap.RetryBudgets)
+	assert.Equal(t, []metrics.BreakerSnapshot{{Name: "order->payment", State: metrics.BreakerClosed}}, snap.Breakers)
+	assert.Equal(t, []metrics.BulkheadSnapshot{{Compartment: "gateway->menu", InUse: 3, Capacity: 4}}, snap.Bulkheads)
+	assert.Equal(t, []metrics.RetryBudgetSnapshot{{Name: "gateway->order", Tokens: 7.5}}, snap.RetryBudgets)
 	require.NotNil(t, snap.OrdersChargedMoreThanOnce)
 	assert.Equal(t, int64(2), *snap.OrdersChargedMoreThanOnce)
-	assert.Equal(t, []fooddelivery.EdgeSnapshot{
+	assert.Equal(t, []metrics.EdgeSnapshot{
 		{Edge: "gateway->menu", Caller: "gateway", Dependency: "menu"},
 		{Edge: "order->payment", Caller: "order", Dependency: "payment",
 			Attempts: 5, Retries: 2, Hedges: 3, HedgesWon: 1, Fallbacks: 6, BreakerTransitions: 7, Replays: 8,
@@ -232,9 +233,9 @@ func TestSnapshotReportsRegisteredPatternsOnly(t *testing.T) {
 	}, snap.Edges, "every edge, sorted, every counter")
 	assert.Equal(t, map[string]int{"order": 20, "menu-1": 0}, snap.Limits, "every instance's concurrency limit, 0 for none")
 
-	state, inUse, twice = fooddelivery.BreakerOpen, 4, 3
+	state, inUse, twice = metrics.BreakerOpen, 4, 3
 	snap = m.Snapshot()
-	assert.Equal(t, fooddelivery.BreakerOpen, snap.Breakers[0].State, "readers are called on every snapshot")
+	assert.Equal(t, metrics.BreakerOpen, snap.Breakers[0].State, "readers are called on every snapshot")
 	assert.Equal(t, 4, snap.Bulkheads[0].InUse)
 	assert.Equal(t, int64(3), *snap.OrdersChargedMoreThanOnce)
 
@@ -249,6 +250,6 @@ func TestServiceOf(t *testing.T) {
 	for instance, service := range map[string]string{
 		"menu-1": "menu", "menu-12": "menu", "payment": "payment", "menu-": "menu-", "-1": "-1", "menu-a": "menu-a", "a-b-3": "a-b",
 	} {
-		assert.Equal(t, service, fooddelivery.ServiceOf(instance), "ServiceOf(%q)", instance)
+		assert.Equal(t, service, metrics.ServiceOf(instance), "ServiceOf(%q)", instance)
 	}
 }

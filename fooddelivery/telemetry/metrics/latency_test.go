@@ -1,4 +1,4 @@
-package fooddelivery_test
+package metrics_test
 
 import (
 	"io"
@@ -13,13 +13,14 @@ import (
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/internal/servetest"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 )
 
 // The histogram has one cumulative bucket per LatencyBuckets bound, and a
 // request slower than the last bound counts only in the total.
 func TestLatencyHistogramBuckets(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := fooddelivery.NewMetrics()
+		m := metrics.NewMetrics()
 		in := fooddelivery.NewInstance("courier", 0, m)
 		h := in.Route("GET /x", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			d, err := time.ParseDuration(r.URL.Query().Get("d"))
@@ -34,7 +35,7 @@ func TestLatencyHistogramBuckets(t *testing.T) {
 		}
 		synctest.Wait()
 
-		bounds := fooddelivery.LatencyBuckets()
+		bounds := metrics.LatencyBuckets()
 		require.Len(t, bounds, 12)
 		assert.Equal(t, 5*time.Millisecond, bounds[0])
 		assert.Equal(t, 30*time.Second, bounds[len(bounds)-1])
@@ -56,7 +57,7 @@ func TestLatencyHistogramBuckets(t *testing.T) {
 // http.Flusher, and the header arrives before the handler finishes.
 func TestRouteKeepsFlushing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := fooddelivery.NewMetrics()
+		m := metrics.NewMetrics()
 		in := fooddelivery.NewInstance("gateway", 0, m)
 		h := in.Route("GET /stream", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			f, ok := w.(http.Flusher)
