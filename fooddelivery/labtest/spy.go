@@ -2,6 +2,7 @@ package labtest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -149,6 +150,37 @@ func (s *Spy) CloseBodies() {
 		}
 	}
 }
+
+// Timeline says what became of each attempt, timed from began (from the
+// first attempt's start when began is zero), for a failure message:
+// "menu-1 sent at 0s, failed at 60ms (read: connection reset); menu-2
+// sent at 50ms, answered 200 at 100ms", or "none". The gap between one
+// attempt's answer and the next one's start is a retry's backoff.
+func Timeline(attempts []Attempt, began time.Time) string {
+	if began.IsZero() && len(attempts) > 0 {
+		began = attempts[0].Start
+	}
+	var parts []string
+	for _, a := range attempts {
+		p := fmt.Sprintf("%s sent at %v", a.Host, a.Start.Sub(began))
+		switch {
+		case a.End.IsZero():
+			p += ", still waiting"
+		case a.Err != nil:
+			p += fmt.Sprintf(", failed at %v (%v)", a.End.Sub(began), a.Err)
+		default:
+			p += fmt.Sprintf(", answered %d at %v", a.Status, a.End.Sub(began))
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Timeline is Timeline of the attempts so far, timed from the first.
+func (s *Spy) Timeline() string { return Timeline(s.Attempts(), time.Time{}) }
 
 // Hosts lists where the attempts so far went, for messages: "menu-1, menu-2".
 func (s *Spy) Hosts() string { return Hosts(s.Attempts()) }

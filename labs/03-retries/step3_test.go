@@ -91,7 +91,7 @@ func TestStep3AtMostNAttempts(t *testing.T) {
 		require.ErrorIs(t, err, fooddelivery.ErrUnavailable, "step 3: payment answered 503 every time; the caller must learn that it was unavailable")
 		if r.spy.Count() != attempts {
 			t.Fatalf("step 3: payment answered 503 every time; with Attempts = %d your Transport made %d attempts. "+
-				"Attempts counts every attempt, the first included.", attempts, r.spy.Count())
+				"Attempts counts every attempt, the first included. The attempts: %s.", attempts, r.spy.Count(), r.spy.Timeline())
 		}
 		if ce := callError(err); ce == nil || ce.Message == "" {
 			t.Fatalf("step 3: after %d attempts your Transport returned payment's last 503, but its body had already been "+
@@ -103,8 +103,8 @@ func TestStep3AtMostNAttempts(t *testing.T) {
 		for i, g := range gaps {
 			total += g
 			if limit := retries.Backoff(i+1, base, ceiling, 1); g > limit+tolerance {
-				t.Errorf("step 3: your Transport waited %v before retry %d; full jitter waits at most min(cap, base x 2^%d) = %v",
-					g, i+1, i+1, limit)
+				t.Errorf("step 3: your Transport waited %v before retry %d; full jitter waits at most min(cap, base x 2^%d) = %v. "+
+					"The attempts: %s.", g, i+1, i+1, limit, r.spy.Timeline())
 			}
 		}
 		if total == 0 {
@@ -142,8 +142,8 @@ func TestStep3DocumentedDefaults(t *testing.T) {
 		_, err := r.payments.Charges(context.Background(), "")
 		if n := r.spy.Count(); n != wantAttempts {
 			t.Fatalf("step 3: payment answered 503 every time; %s made %d attempts (error: %v), want %d. "+
-				"The zero Transport's defaults are documented: %d attempts in all, a %v base, a %v cap.",
-				what, n, err, wantAttempts, attempts, base, maxDelay)
+				"The zero Transport's defaults are documented: %d attempts in all, a %v base, a %v cap. The attempts: %s.",
+				what, n, err, wantAttempts, attempts, base, maxDelay, r.spy.Timeline())
 		}
 		for i, g := range r.spy.Gaps() {
 			k := i + 1
@@ -154,8 +154,8 @@ func TestStep3DocumentedDefaults(t *testing.T) {
 			} else if g < wait-tolerance || g > wait+tolerance {
 				t.Errorf("step 3: %s waited %v before retry %d; with the documented %v base and %v cap, full jitter waits "+
 					"r x min(cap, base x 2^%d) = %.4f x %v = %v, where r = t.draw(1, %d) = %.4f is this request's draw. "+
-					"Are the default delays the documented ones, and is the wait Backoff(attempt, base, cap, t.draw(n, attempt))?",
-					what, g, k, base, maxDelay, k, draw, ceiling, wait, k, draw)
+					"Are the default delays the documented ones, and is the wait Backoff(attempt, base, cap, t.draw(n, attempt))? "+
+					"The attempts: %s.", what, g, k, base, maxDelay, k, draw, ceiling, wait, k, draw, r.spy.Timeline())
 			}
 		}
 	}

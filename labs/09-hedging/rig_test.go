@@ -193,23 +193,3 @@ func down(from, to int) []time.Duration {
 	}
 	return out
 }
-
-// timeline says what became of each attempt, timed from began: "menu-1
-// sent at 0s, failed at 60ms (read: connection reset); menu-2 sent at 50ms,
-// answered 200 at 100ms".
-func timeline(attempts []labtest.Attempt, began time.Time) string {
-	var parts []string
-	for _, a := range attempts {
-		p := fmt.Sprintf("%s sent at %v", a.Host, a.Start.Sub(began))
-		switch {
-		case a.End.IsZero():
-			p += ", still waiting"
-		case a.Err != nil:
-			p += fmt.Sprintf(", failed at %v (%v)", a.End.Sub(began), a.Err)
-		default:
-			p += fmt.Sprintf(", answered %d at %v", a.Status, a.End.Sub(began))
-		}
-		parts = append(parts, p)
-	}
-	return orNone(parts)
-}

@@ -116,7 +116,7 @@ func TestStep1FailedAttemptIsNotAnAnswer(t *testing.T) {
 					}
 					t.Fatalf("step 1: %s (%s, with a %v hedge delay): the read %s after %v; the attempts: %s. "+
 						"It should %s within %v, with %d request(s). %s", c.name, c.setup, hedgeAfter, got, took,
-						timeline(s.Attempts(), began), want, c.within, c.attempts, why)
+						labtest.Timeline(s.Attempts(), began), want, c.within, c.attempts, why)
 				}
 				if err != nil {
 					firstErrorReturned(t, c.name, err, s.Attempts(), began)
@@ -161,7 +161,7 @@ func firstErrorReturned(t *testing.T, name string, err error, sent []labtest.Att
 	}
 	t.Fatalf("step 1: %s: the read returned %q, %s; the attempts: %s. When every attempt fails, return the "+
 		"first error, %s's (at %v): the first failure is usually the cause, and the later one often only its echo.",
-		name, err, whose, timeline(sent, began), failed[0].Host, failed[0].End.Sub(began))
+		name, err, whose, labtest.Timeline(sent, began), failed[0].Host, failed[0].End.Sub(began))
 }
 
 func TestStep1LoserIsCancelled(t *testing.T) {

@@ -272,7 +272,7 @@ func TestStep2HedgeDelayFollowsObservedLatency(t *testing.T) {
 			t.Fatalf("step 2: %d reads from healthy replicas (%v to %v each; the tracker started at %v) sent %d "+
 				"requests: %d reads were hedged (reads %s). The last of them, read %d: %s. %s", warmup, usual,
 				usual+jitter, initial, len(sent), len(hedged), firstFew(hedged), hedged[len(hedged)-1],
-				timeline(last.sent, last.began), why)
+				labtest.Timeline(last.sent, last.began), why)
 		}
 		if d := tracker.Delay(); d < usual || d > usual+jitter+slack {
 			// Which half is wrong: a tracker fed by hand the latency of one read
@@ -304,7 +304,7 @@ func TestStep2HedgeDelayFollowsObservedLatency(t *testing.T) {
 				why = "The copy went out in time, yet did not answer first: see step 1."
 			}
 			t.Fatalf("step 2: reads took %v or a little more, then menu-1 stalled for %v; a read from it took %v, "+
-				"the attempts: %s. %s", usual, stall, took, timeline(sent, began), why)
+				"the attempts: %s. %s", usual, stall, took, labtest.Timeline(sent, began), why)
 		}
 	})
 }

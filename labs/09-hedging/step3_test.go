@@ -30,7 +30,7 @@ func TestStep3OnlyReadsAreHedged(t *testing.T) {
 		require.NoError(t, err, "step 3: reading a menu through the Hedger failed")
 		if took := time.Since(began); took > hedgeAfter+slack {
 			t.Fatalf("step 3: a menu read from menu-1 (slow: %v) took %v, the attempts: %s. A GET is a read: "+
-				"hedged after %v, its copy to menu-2 answers first (step 1).", slow, took, timeline(s.Attempts(), began), hedgeAfter)
+				"hedged after %v, its copy to menu-2 answers first (step 1).", slow, took, labtest.Timeline(s.Attempts(), began), hedgeAfter)
 		}
 
 		review := fooddelivery.Review{RestaurantID: system.SampleRestaurant, User: "alice", Stars: 5, Text: "Crisp crust."}
@@ -84,7 +84,7 @@ func TestStep3EveryReadIsHedged(t *testing.T) {
 				}
 				t.Fatalf("step 3: a request with %s to menu-1 (which did not answer) took %v (error: %v) and was "+
 					"handed to Base %d time(s): %s. GET and HEAD are reads, and so is an empty Method, which means GET: "+
-					"hedge all three after %v.", name, took, err, len(sent), timeline(sent, began), hedgeAfter)
+					"hedge all three after %v.", name, took, err, len(sent), labtest.Timeline(sent, began), hedgeAfter)
 			}
 		}
 	})

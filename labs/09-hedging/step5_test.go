@@ -54,7 +54,7 @@ func TestStep5WinnersBodyStaysReadable(t *testing.T) {
 				if took > hedgeAfter+trickle+slack {
 					t.Fatalf("step 5: %s (%s): %s sends its headers first and its body over %v, yet the read took %v, "+
 						"the attempts: %s. A read that has waited %v is hedged to the next replica (step 1).", c.name,
-						rules(c.rules), c.winner, trickle, took, timeline(s.Attempts(), began), hedgeAfter)
+						rules(c.rules), c.winner, trickle, took, labtest.Timeline(s.Attempts(), began), hedgeAfter)
 				}
 			})
 		})
