@@ -45,6 +45,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/system"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/logs"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing/otlp"
 	"github.com/gophereats/resilience/internal/compose"
 	"github.com/gophereats/resilience/internal/gameday"
 )
@@ -93,6 +94,13 @@ Flags:
   -traces n         keep the latest n traces in memory (0 to 10000, default 500; 0 turns tracing
                     off): every request's spans, from the customer through every service, with
                     each pattern's decisions as events; GET /admin/traces lists them
+  -otlp url         also send every span to an OpenTelemetry collector (Jaeger, Tempo, the
+                    OpenTelemetry Collector) over OTLP/HTTP: a base URL, to which /v1/traces is
+                    appended (http://localhost:4318), or a full URL whose path is kept as given
+                    (https://otel.example:4318/v1/traces); http or https with a host. Spans go in
+                    batches within 1s; each service is its own service.name; a collector that is
+                    down costs requests nothing: one warning in the log, and its spans are lost.
+                    With -processes each process sends its own. Default: none
   -fast             shorten the settings that make a demo wait: the breaker's open period
                     (%v instead of %v) and the dispatch queue's visibility timeout (%v instead of %v);
                     scenarios play 10 times faster
@@ -296,6 +304,9 @@ type options struct {
 	latency string
 	// traces is how many traces the ring keeps (-traces); 0 is no tracing.
 	traces int
+	// otlp is where spans are exported to (-otlp), the full URL
+	// otlp.Endpoint makes of it; "" exports nothing.
+	otlp string
 	// logFormat and logLevel are -log and -log-level (logs.New).
 	logFormat, logLevel string
 	// runStart is when the system's run began (-run-start, from
@@ -362,15 +373,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return serveToxiproxy(ctx, opts, stdout)
 	}
 
-	var tracer *tracing.Tracer
-	if opts.traces > 0 {
-		tracer = tracing.New(tracing.NewRing(opts.traces, tracing.DefaultSpansPerTrace))
-		defer tracer.Shutdown(context.Background())
-	}
 	logger, err := logs.New(stderr, opts.logFormat, opts.logLevel)
 	if err != nil {
 		return &usageError{err}
 	}
+	tracer, err := newTracer(opts, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracer(tracer, logger)
 	// The breakers keep logging their state changes as they did, on
 	// slog's default logger: a line each time one opens or closes.
 	w := opts.wire(func(s *compose.Settings) { s.Tracer = tracer })
@@ -504,6 +515,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&opts.container, "container", false, "")
 	fs.StringVar(&opts.latency, "latency", "normal", "")
 	fs.IntVar(&opts.traces, "traces", tracing.DefaultTraces, "")
+	fs.StringVar(&opts.otlp, "otlp", "", "")
 	fs.StringVar(&opts.logFormat, "log", logs.FormatJSON, "")
 	fs.StringVar(&opts.logLevel, "log-level", "warn", "")
 	runStartMs := fs.Int64("run-start", 0, "")
@@ -547,6 +559,18 @@ func parseFlags(args []string) (options, error) {
 	}
 	if opts.traces < 0 || opts.traces > maxTraces {
 		return options{}, usagef("-traces %d: keep 0 (no tracing) to %d traces", opts.traces, maxTraces)
+	}
+	otlpSet := false
+	fs.Visit(func(f *flag.Flag) { otlpSet = otlpSet || f.Name == "otlp" })
+	if otlpSet {
+		full, err := otlp.Endpoint(opts.otlp)
+		if err != nil {
+			return options{}, usagef("-otlp %w", err)
+		}
+		if opts.traces == 0 {
+			return options{}, usagef("-otlp %s with -traces 0: -traces 0 turns tracing off, so there would be no spans to send; drop -traces 0", opts.otlp)
+		}
+		opts.otlp = full
 	}
 	if opts.container && opts.service == "" {
 		return options{}, usagef("-container runs one service in a container: add -service NAME (compose.yaml gives each container its own)")
@@ -755,6 +779,9 @@ func banner(url string, opts options) string {
 	fmt.Fprintf(&b, "admin API:        %s/admin/  (faults, load, scenarios, game day, change log;\n"+
 		"                  go run ./cmd/workshop admin sends changes without quoting JSON)\n", base)
 	fmt.Fprintf(&b, "metrics:          %s/metrics (Prometheus)\n", base)
+	if opts.otlp != "" {
+		fmt.Fprintf(&b, "traces export:    %s (-otlp: OTLP/HTTP, every span, in batches)\n", opts.otlp)
+	}
 	fmt.Fprintf(&b, "GraphQL IDE:      %s in a browser (GraphiQL: schema docs, autocompletion; works offline)\n", url)
 	fmt.Fprintf(&b, "dashboard:        %s/ (open it in a browser: the system live, with controls)\n", base)
 

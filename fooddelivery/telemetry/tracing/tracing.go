@@ -40,10 +40,12 @@ type Tracer struct {
 }
 
 // New returns a Tracer that keeps every span it ends in ring, and hands
-// it to each of more too (an OTLP exporter's processor, a test's). Spans
-// are processed as they end, in the goroutine that ends them: no
-// background goroutine, so a Tracer works inside a testing/synctest
-// bubble. A nil ring is NewRing(DefaultTraces, DefaultSpansPerTrace).
+// it to each of more too (an OTLP exporter's processor, package otlp; a
+// test's). The ring records spans as they end, in the goroutine that ends
+// them: with no more, no background goroutine, so a Tracer works inside
+// a testing/synctest bubble (otlp.Processor has a goroutine of its own,
+// so not there). A nil ring is NewRing(DefaultTraces,
+// DefaultSpansPerTrace).
 func New(ring *Ring, more ...sdktrace.SpanProcessor) *Tracer {
 	if ring == nil {
 		ring = NewRing(DefaultTraces, DefaultSpansPerTrace)
