@@ -297,3 +297,76 @@ func TestBrokenPromisesAreNamed(t *testing.T) {
 		})
 	}
 }
+
+// uncommentJaeger returns raw with its indented comment lines ("  # ...")
+// uncommented, as the header tells a person with Jaeger's image to do.
+func uncommentJaeger(raw string) (string, int) {
+	lines := strings.Split(raw, "\n")
+	n := 0
+	for i, l := range lines {
+		body := strings.TrimLeft(l, " ")
+		indent := len(l) - len(body)
+		if indent == 0 || !strings.HasPrefix(body, "#") {
+			continue
+		}
+		lines[i] = l[:indent] + strings.TrimPrefix(strings.TrimPrefix(body, "#"), " ")
+		n++
+	}
+	return strings.Join(lines, "\n"), n
+}
+
+// TestJaegerLinesLoadWhenUncommented uncomments the Jaeger lines, as the
+// header says, and checks what they give: a jaeger service on 127.0.0.1
+// (16686, its UI; 4318, OTLP/HTTP), every service of the system started
+// by the image's own binary with -otlp http://jaeger:4318, and the
+// promises above still kept by the system's services.
+func TestJaegerLinesLoadWhenUncommented(t *testing.T) {
+	raw, err := os.ReadFile(composePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, n := uncommentJaeger(string(raw))
+	if n == 0 {
+		t.Fatalf("compose.yaml has no indented comment lines to uncomment, but its header says how to uncomment Jaeger's")
+	}
+	p, err := load(t, []byte(text), map[string]string{})
+	if err != nil {
+		t.Fatalf("compose.yaml with its %d Jaeger lines uncommented does not load: %v", n, err)
+	}
+	j, ok := p.Services["jaeger"]
+	if !ok {
+		t.Fatalf("with its %d comment lines uncommented, compose.yaml runs %v, want a jaeger service among them", n, p.ServiceNames())
+	}
+	if !strings.HasPrefix(j.Image, "jaegertracing/jaeger:") {
+		t.Errorf("jaeger's image is %q, want jaegertracing/jaeger (the all-in-one)", j.Image)
+	}
+	published := map[string]string{}
+	for _, pc := range j.Ports {
+		published[pc.Published] = fmt.Sprintf("%s:%s->%d", pc.HostIP, pc.Published, pc.Target)
+	}
+	for _, port := range []string{"16686", "4318"} {
+		if got, want := published[port], "127.0.0.1:"+port+"->"+port; got != want {
+			t.Errorf("jaeger publishes %v; want %s among them (on loopback only)", published, want)
+		}
+	}
+	if len(j.Ports) != 2 {
+		t.Errorf("jaeger publishes %d ports, want 2 (16686 and 4318)", len(j.Ports))
+	}
+	dockerfile, err := os.ReadFile(filepath.Join("..", "..", "deploy", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/fooddelivery", "-otlp", "http://jaeger:4318"}
+	if !strings.Contains(string(dockerfile), `ENTRYPOINT ["`+want[0]+`"]`) {
+		t.Errorf("deploy/Dockerfile's ENTRYPOINT is not [%q], which the uncommented entrypoint repeats", want[0])
+	}
+	for _, name := range services {
+		if got := []string(p.Services[name].Entrypoint); !slices.Equal(got, want) {
+			t.Errorf("%s: uncommented, its entrypoint is %q, want %q", name, got, want)
+		}
+	}
+	delete(p.Services, "jaeger")
+	for _, problem := range promises(p, "8080", "8474") {
+		t.Errorf("with the Jaeger lines uncommented: %s", problem)
+	}
+}

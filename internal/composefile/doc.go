@@ -6,7 +6,8 @@
 // only the gateway and Toxiproxy's API published, on 127.0.0.1 and the
 // same port inside and out, a volume under the order service's and
 // payment's -data, and every link dialled through a Toxiproxy listener
-// that exists.
+// that exists; and with its commented Jaeger lines uncommented, a Jaeger
+// published on 127.0.0.1 that every service sends its spans to (-otlp).
 //
 // It is a module of its own, so that learners never download compose-go;
 // `go run ./cmd/workshop verify` runs its tests when its modules are in
