@@ -1,7 +1,10 @@
 package metrics
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"maps"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,22 +38,88 @@ var latencyBounds = [...]time.Duration{
 func LatencyBuckets() []time.Duration { return append([]time.Duration(nil), latencyBounds[:]...) }
 
 // latencyHistogram counts request durations into the fixed buckets of
-// latencyBounds. Its zero value is ready; it is updated and read with
-// atomics only.
+// latencyBounds, and keeps for each bucket the trace of its latest traced
+// observation (an exemplar). Its zero value is ready; it is updated and
+// read with atomics only.
 type latencyHistogram struct {
 	// counts[i] is the number of observations in (bound[i-1], bound[i]];
 	// the last element counts those above every bound. Not cumulative.
 	counts [len(latencyBounds) + 1]atomic.Int64
 	sum    atomic.Int64 // nanoseconds
+	// exemplars[i] is the latest traced observation of counts[i].
+	exemplars [len(latencyBounds) + 1]exemplarSlot
 }
 
-func (h *latencyHistogram) observe(d time.Duration) {
+// bucketOf returns the index in counts of a duration d.
+func bucketOf(d time.Duration) int {
 	i := 0
 	for i < len(latencyBounds) && d > latencyBounds[i] {
 		i++
 	}
+	return i
+}
+
+func (h *latencyHistogram) observe(d time.Duration) {
+	i := bucketOf(d)
 	h.sum.Add(int64(d))
 	h.counts[i].Add(1)
+}
+
+// observeTraced is observe that also makes the observation its bucket's
+// exemplar, with the trace traceID, ended at the time at.
+func (h *latencyHistogram) observeTraced(d time.Duration, traceID [16]byte, at time.Time) {
+	i := bucketOf(d)
+	h.sum.Add(int64(d))
+	h.counts[i].Add(1)
+	h.exemplars[i].store(traceID, d, at)
+}
+
+// exemplarSlot holds one exemplar as a sequence lock of atomics: no lock
+// to wait for and no allocation. seq is odd while a writer fills the
+// slot; a writer that finds it odd (or loses the race to make it odd)
+// leaves its exemplar out, as the other one is just as recent. A reader
+// takes the fields only when seq is even and the same before and after.
+// seq 0 means the slot was never written.
+type exemplarSlot struct {
+	seq            atomic.Uint64
+	traceHi, trace atomic.Uint64 // the trace id's first and last 8 bytes
+	nanos          atomic.Int64  // the observed duration
+	at             atomic.Int64  // when it ended, in Unix nanoseconds
+}
+
+func (e *exemplarSlot) store(traceID [16]byte, d time.Duration, at time.Time) {
+	s := e.seq.Load()
+	if s&1 != 0 || !e.seq.CompareAndSwap(s, s+1) {
+		return
+	}
+	e.traceHi.Store(binary.BigEndian.Uint64(traceID[:8]))
+	e.trace.Store(binary.BigEndian.Uint64(traceID[8:]))
+	e.nanos.Store(int64(d))
+	e.at.Store(at.UnixNano())
+	e.seq.Store(s + 2)
+}
+
+// load returns the slot's exemplar, and false when it has none or a
+// writer kept it busy through every try.
+func (e *exemplarSlot) load() (Exemplar, bool) {
+	for range 64 {
+		s := e.seq.Load()
+		if s == 0 {
+			return Exemplar{}, false
+		}
+		if s&1 != 0 {
+			runtime.Gosched()
+			continue
+		}
+		var id [16]byte
+		binary.BigEndian.PutUint64(id[:8], e.traceHi.Load())
+		binary.BigEndian.PutUint64(id[8:], e.trace.Load())
+		d, at := time.Duration(e.nanos.Load()), e.at.Load()
+		if e.seq.Load() == s {
+			return Exemplar{TraceID: hex.EncodeToString(id[:]), ValueSeconds: d.Seconds(), Time: time.Unix(0, at)}, true
+		}
+	}
+	return Exemplar{}, false
 }
 
 // Histogram is a latency distribution in Prometheus' shape: cumulative
@@ -64,6 +133,25 @@ type Histogram struct {
 	// Buckets are cumulative, in increasing order of bound, one per
 	// LatencyBuckets entry.
 	Buckets []Bucket `json:"buckets"`
+	// Exemplars are, in increasing order of value, at most one per bucket
+	// and one above the last bound: each the latest traced request that
+	// fell there (RouteStats.ObserveTraced). Nil when no request was
+	// traced; absent from JSON then.
+	Exemplars []Exemplar `json:"exemplars,omitempty"`
+}
+
+// Exemplar is one request of a histogram's bucket that can be looked up
+// in the traces: OpenMetrics' exemplar, which Prometheus shows beside the
+// bucket.
+type Exemplar struct {
+	// TraceID is the request's OpenTelemetry trace id, 32 lower-case hex
+	// digits.
+	TraceID string `json:"traceId"`
+	// ValueSeconds is the request's duration, in seconds: it lies in the
+	// bucket the exemplar belongs to.
+	ValueSeconds float64 `json:"value"`
+	// Time is when the request ended, by package time.
+	Time time.Time `json:"time"`
 }
 
 // Bucket is one cumulative histogram bucket.
@@ -86,6 +174,11 @@ func (h *latencyHistogram) snapshot() Histogram {
 	}
 	out.Count = cum + h.counts[len(latencyBounds)].Load()
 	out.SumSeconds = time.Duration(h.sum.Load()).Seconds()
+	for i := range h.exemplars {
+		if e, ok := h.exemplars[i].load(); ok {
+			out.Exemplars = append(out.Exemplars, e)
+		}
+	}
 	return out
 }
 

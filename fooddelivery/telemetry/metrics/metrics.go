@@ -151,6 +151,22 @@ func (s *RouteStats) Observe(code int, d time.Duration) {
 	s.codes.add(code)
 }
 
+// ObserveTraced is Observe for a request that is traced: traceID, the
+// request's OpenTelemetry trace id (16 bytes), becomes the exemplar of the
+// latency bucket d falls in (Histogram.Exemplars), replacing the one
+// before it, with at, the time the request ended. A zero traceID (no
+// trace) records no exemplar, as Observe. It takes no lock and allocates
+// nothing.
+func (s *RouteStats) ObserveTraced(code int, d time.Duration, traceID [16]byte, at time.Time) {
+	if traceID == ([16]byte{}) {
+		s.Observe(code, d)
+		return
+	}
+	s.latency.observeTraced(d, traceID, at)
+	s.fine.observe(d)
+	s.codes.add(code)
+}
+
 // Responses returns how many requests were answered with the HTTP status
 // code (StatusNoResponse: requests that got no response), rejected ones
 // included.
