@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/gophereats/resilience/fooddelivery/telemetry/logs"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
@@ -107,7 +109,9 @@ func (in *Instance) Routes() []string {
 // The status is the one written through the ResponseWriter, which h
 // receives wrapped (it still implements http.Flusher and http.Hijacker and
 // unwraps for http.ResponseController); a request that got no response
-// counts as StatusNoResponse.
+// counts as StatusNoResponse. An instance with a Tracer also records the
+// trace id of each sampled request as the exemplar of its latency bucket
+// (metrics.RouteStats.ObserveTraced), which the Prometheus face shows.
 func (in *Instance) RouteWith(route string, h http.Handler, overloaded http.Handler) http.Handler {
 	in.mu.Lock()
 	if !slices.Contains(in.routes, route) {
@@ -118,11 +122,23 @@ func (in *Instance) RouteWith(route string, h http.Handler, overloaded http.Hand
 	if in.Faults != nil {
 		h = in.Faults(in.Name, route, h)
 	}
+	traced := in.Tracer != nil
 	return in.Tracer.Server(in.Name, route, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		w := &statusWriter{ResponseWriter: rw}
 		finished := false
-		defer func() { stats.Observe(w.code(finished), time.Since(start)) }()
+		defer func() {
+			end := time.Now()
+			if traced {
+				// The server span Tracer.Server put on r's context: its
+				// trace is the exemplar of the request's latency bucket.
+				if sc := trace.SpanContextFromContext(r.Context()); sc.IsValid() && sc.IsSampled() {
+					stats.ObserveTraced(w.code(finished), end.Sub(start), sc.TraceID(), end)
+					return
+				}
+			}
+			stats.Observe(w.code(finished), end.Sub(start))
+		}()
 		stats.Received.Add(1)
 		if err := awaitBody(rw, r); err != nil {
 			// A body that does not arrive must not hold a slot, nor the

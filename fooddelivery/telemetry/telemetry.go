@@ -20,7 +20,10 @@
 //	    and code "0" counts requests that got no response (dropped connection)
 //	fooddelivery_http_request_duration_seconds         histogram  service, instance, route
 //	    time from arrival to answer of the requests in
-//	    fooddelivery_http_requests_total; buckets 5ms to 30s
+//	    fooddelivery_http_requests_total; buckets 5ms to 30s; in
+//	    OpenMetrics, a bucket (+Inf included) carries as its exemplar
+//	    {trace_id="<32 hex digits>"} the duration and end time of the
+//	    latest traced request that fell in it
 //	fooddelivery_http_requests_in_flight               gauge      service, instance, route
 //	    requests being handled now
 //	fooddelivery_http_requests_in_flight_peak          gauge      service, instance, route
@@ -219,11 +222,7 @@ func (c *Collector) collect(snap metrics.Snapshot, ch chan<- prometheus.Metric) 
 		for _, b := range r.Latency.Buckets {
 			buckets[b.UpperBoundSeconds] = uint64(b.Count)
 		}
-		h, err := prometheus.NewConstHistogram(c.latency, uint64(r.Latency.Count), r.Latency.SumSeconds, buckets, l...)
-		if err != nil {
-			h = prometheus.NewInvalidMetric(c.latency, err)
-		}
-		ch <- h
+		ch <- c.histogram(r.Latency, buckets, l)
 		gauge(c.inFlight, float64(r.InFlight), l...)
 		gauge(c.peak, float64(r.PeakInFlight), l...)
 		counter(c.completed, r.Completed, l...)
@@ -276,6 +275,28 @@ func (c *Collector) collect(snap metrics.Snapshot, ch chan<- prometheus.Metric) 
 	}
 }
 
+// histogram is the latency histogram h of the route labelled l, with its
+// exemplars; buckets is h.Buckets as client_golang takes them.
+func (c *Collector) histogram(h metrics.Histogram, buckets map[float64]uint64, l []string) prometheus.Metric {
+	m, err := prometheus.NewConstHistogram(c.latency, uint64(h.Count), h.SumSeconds, buckets, l...)
+	if err != nil {
+		return prometheus.NewInvalidMetric(c.latency, err)
+	}
+	if len(h.Exemplars) == 0 {
+		return m
+	}
+	exs := make([]prometheus.Exemplar, len(h.Exemplars))
+	for i, e := range h.Exemplars {
+		exs[i] = prometheus.Exemplar{Value: e.ValueSeconds, Labels: prometheus.Labels{"trace_id": e.TraceID}, Timestamp: e.Time}
+	}
+	// Each exemplar lands in the bucket its value falls in.
+	withExs, err := prometheus.NewMetricWithExemplars(m, exs...)
+	if err != nil {
+		return m // the numbers matter more than the links to traces
+	}
+	return withExs
+}
+
 // NewRegistry returns a registry holding a Collector of m and the Go
 // runtime and process collectors of client_golang (go_*, process_*:
 // goroutines, memory, garbage collection, CPU and open files, read from
@@ -291,7 +312,9 @@ func NewRegistry(m *metrics.Metrics) *prometheus.Registry {
 }
 
 // Handler serves the metrics of m and of the process in Prometheus' text
-// exposition format (or OpenMetrics, when the scraper asks for it), from a
+// exposition format, or in OpenMetrics, with the latency histograms'
+// exemplars, when the scraper asks for it (Accept:
+// application/openmetrics-text, as Prometheus does), from a
 // registry of its own (NewRegistry): mount it at /metrics. A collector
 // that fails does not stop the others from being served.
 func Handler(m *metrics.Metrics) http.Handler {
