@@ -14,8 +14,12 @@
 //	GET /?view=room         the page laid out for a projector: it fits 1280x720 CSS px
 //	                        without scrolling, the diagram large beside checkout
 //	                        success, the customers' rate, the breakers, the bulkheads'
-//	                        slots, hedges and the latest change; any other view or
-//	                        query parameter is 400, in plain text
+//	                        slots, hedges and the latest change
+//	GET /?view=traces       the trace view, also for 1280x720: the latest traces of the
+//	                        admin API (GET /admin/traces on the same origin), filtered
+//	                        by ?flow= and ?outcome=, and the one picked (?trace=ID, or
+//	                        newest) as a waterfall of its spans and events (ViewTraces);
+//	                        any other view or query parameter is 400, in plain text
 //	GET /dashboard/static/  its script and style sheet
 //	GET /dashboard/state    JSON: the latest frame, the history, the change log,
 //	                        the scenario status, the load, the labs, the thresholds

@@ -51,7 +51,7 @@ const (
 )
 
 // views are the values ?view= takes on PagePath, the default first.
-var views = []string{ViewFull, ViewRoom}
+var views = []string{ViewFull, ViewRoom, ViewTraces}
 
 // viewAttr is the page's attribute that names its layout; the page is
 // written with the default's, and served with the view asked for.
@@ -88,9 +88,11 @@ type Event struct {
 
 // ServeHTTP serves the page at "/", its assets under /dashboard/static/,
 // the state and the event stream; anything else is 404. Only GET and
-// HEAD are served. The page takes one query parameter, view (ViewFull,
-// the default, or ViewRoom); any other parameter, or another view, is
-// answered 400 with a plain-text message that names it.
+// HEAD are served. The page takes the query parameter view (ViewFull,
+// the default, ViewRoom or ViewTraces), and in the trace view flow,
+// outcome and trace (see ViewTraces); any other parameter, another view
+// or a value the trace view does not take is answered 400 with a
+// plain-text message that names it.
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -120,16 +122,19 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // pageView returns the view the page's query asks for, or a message that
-// says what is wrong with the query.
+// says what is wrong with the query. Only the trace view takes more than
+// view: its filters and the trace to open (checkTraceParams).
 func pageView(rawQuery string) (view, msg string) {
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
 		return "", fmt.Sprintf("the query %s of the dashboard's page is not a URL query (%v); the page takes only view=%s",
 			fooddelivery.Quote(rawQuery), err, strings.Join(views, " or view="))
 	}
+	vs, ok := q["view"]
+	traceView := ok && len(vs) == 1 && vs[0] == ViewTraces
 	var unknown []string
 	for k := range q {
-		if k != "view" {
+		if k != "view" && !(traceView && slices.Contains(traceParams, k)) {
 			unknown = append(unknown, fooddelivery.Quote(k))
 		}
 	}
@@ -139,18 +144,21 @@ func pageView(rawQuery string) (view, msg string) {
 		if len(unknown) > 1 {
 			what = "parameters " + strings.Join(unknown, ", ")
 		}
-		return "", fmt.Sprintf("unknown query %s on the dashboard's page: it takes only view (%s), as in /?view=%s",
-			what, strings.Join(views, " or "), ViewRoom)
+		return "", fmt.Sprintf("unknown query %s on the dashboard's page: it takes only view (%s or %s), as in /?view=%s; the trace view, /?view=%s, also takes %s",
+			what, ViewFull, ViewRoom, ViewRoom, ViewTraces, strings.Join(traceParams, ", "))
 	}
-	vs, ok := q["view"]
 	switch {
 	case !ok:
 		return ViewFull, ""
 	case len(vs) > 1:
 		return "", fmt.Sprintf("view is given %d times on the dashboard's page; give it once: %s", len(vs), strings.Join(views, " or "))
 	case !slices.Contains(views, vs[0]):
-		return "", fmt.Sprintf("view %s is not one of the dashboard's views: they are %s (the default, every panel) and %s (for a projector), as in /?view=%s",
-			fooddelivery.Quote(vs[0]), ViewFull, ViewRoom, ViewRoom)
+		return "", fmt.Sprintf("view %s is not one of the dashboard's views: they are %s (the default, every panel), %s (for a projector) and %s (the latest traces, one as a waterfall), as in /?view=%s",
+			fooddelivery.Quote(vs[0]), ViewFull, ViewRoom, ViewTraces, ViewRoom)
+	case traceView:
+		if msg := checkTraceParams(q); msg != "" {
+			return "", msg
+		}
 	}
 	return vs[0], ""
 }

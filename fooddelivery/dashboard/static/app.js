@@ -8,8 +8,9 @@
 const SVG = document.getElementById("diagram").namespaceURI;
 
 // The page's layout, which the server writes on <html>: "full" (every
-// panel) or "room" (for a projector: the diagram large, few numbers).
-const VIEW = document.documentElement.dataset.view === "room" ? "room" : "full";
+// panel), "room" (for a projector: the diagram large, few numbers) or
+// "traces" (for a projector: the latest traces, one as a waterfall).
+const VIEW = { room: "room", traces: "traces" }[document.documentElement.dataset.view] || "full";
 
 // The diagram, per view: its viewBox, node boxes (centre x, y; w x h),
 // the menu instances' group, the edges' from and to points and where each
@@ -60,7 +61,7 @@ const LAYOUTS = {
     stroke: 1.4,
   },
 };
-const LAYOUT = LAYOUTS[VIEW];
+const LAYOUT = LAYOUTS[VIEW] || LAYOUTS.full;
 const NODES = LAYOUT.nodes, EDGES = LAYOUT.edges;
 const SERVICES = ["gateway", "auth", "order", "payment", "menu", "courier"];
 const COLORS = ["#58a6ff", "#d2a8ff", "#ffa657", "#7ee787", "#ff7b72", "#79c0ff", "#e3b341", "#f778ba"];
@@ -614,10 +615,485 @@ function wireControls() {
   });
 }
 
+// ---- the trace view (?view=traces) ----
+//
+// It reads the admin API on the page's own origin, as the controls do:
+// GET admin/traces?flow=&outcome=&limit= for the list, GET
+// admin/traces/{id} for one trace. Any answer but a 2xx draws nothing of
+// it and says why in a sentence; 501 not_wired means tracing is off.
+
+// A trace id as the admin API lists them: 32 lowercase hex digits.
+const TRACE_ID = /^[0-9a-f]{32}$/;
+const TRACE_NEWEST = "newest";
+const FLOWS = ["checkout", "browse"];
+const OUTCOMES = ["failed", "slow", "retried", "hedged", "fallback"];
+// TRACE_LIST is how many summaries the list asks for; NEWEST_TRIES how
+// many of them "newest" reads for one whose root span has ended.
+const TRACE_LIST = 50, NEWEST_TRIES = 5;
+const ATTR = {
+  attempt: "fooddelivery.attempt", backoff: "fooddelivery.backoff_ms", elapsed: "fooddelivery.elapsed_ms",
+  waited: "fooddelivery.waited_ms", fallback: "fooddelivery.fallback", replica: "fooddelivery.replica",
+  fault: "fooddelivery.fault", deadline: "fooddelivery.deadline_left_ms",
+};
+
+const tv = {
+  flow: "", outcome: "", want: "", // the filters and the trace asked for (an id, "newest" or "")
+  list: [], held: 0, open: null, listSeq: 0, openSeq: 0, poll: 0, reload: 0, reloads: 0,
+};
+
+// readAdmin GETs an admin route and returns its JSON; it throws an Error
+// carrying the HTTP status and the API's error code for any other answer.
+async function readAdmin(url) {
+  const r = await fetch(url, { cache: "no-store", credentials: "same-origin" });
+  const j = await r.json().catch(() => null);
+  if (!r.ok || j === null || typeof j !== "object") {
+    const e = new Error(j && j.error && j.error.message ? j.error.message : `${r.status} ${r.statusText}`);
+    e.status = r.status;
+    e.code = j && j.error ? j.error.code : "";
+    throw e;
+  }
+  return j;
+}
+
+function initTraceView() {
+  const q = new URLSearchParams(location.search);
+  tv.flow = FLOWS.includes(q.get("flow")) ? q.get("flow") : "";
+  tv.outcome = OUTCOMES.includes(q.get("outcome")) ? q.get("outcome") : "";
+  const want = q.get("trace") || "";
+  tv.want = want === TRACE_NEWEST || TRACE_ID.test(want) ? want : "";
+  for (const b of document.querySelectorAll("#trace-flow button")) {
+    b.addEventListener("click", () => setFilter("flow", b.dataset.flow));
+  }
+  for (const b of document.querySelectorAll("#trace-outcome button")) {
+    b.addEventListener("click", () => setFilter("outcome", b.dataset.outcome));
+  }
+  $("trace-refresh").addEventListener("click", () => loadTraces());
+  let resize = 0;
+  addEventListener("resize", () => {
+    clearTimeout(resize);
+    resize = setTimeout(() => { if (tv.open) drawWaterfall(tv.open); }, 150);
+  });
+  drawFilters();
+  loadTraces();
+}
+
+// setFilter changes one filter, forgets the trace asked for, and reads
+// the list again.
+function setFilter(which, value) {
+  tv[which] = value;
+  tv.want = "";
+  drawFilters();
+  saveURL();
+  loadTraces();
+}
+
+function drawFilters() {
+  for (const b of document.querySelectorAll("#trace-flow button")) b.setAttribute("aria-pressed", String(b.dataset.flow === tv.flow));
+  for (const b of document.querySelectorAll("#trace-outcome button")) b.setAttribute("aria-pressed", String(b.dataset.outcome === tv.outcome));
+}
+
+// saveURL writes the filters and the trace asked for into the address,
+// so that a reload or a link shows the same.
+function saveURL() {
+  const q = new URLSearchParams({ view: "traces" });
+  if (tv.flow) q.set("flow", tv.flow);
+  if (tv.outcome) q.set("outcome", tv.outcome);
+  if (tv.want) q.set("trace", tv.want);
+  history.replaceState(null, "", "?" + q.toString());
+}
+
+// filterText says which traces the filters keep, for a sentence.
+function filterText() {
+  const flow = tv.flow ? tv.flow + " " : "";
+  return tv.outcome ? `${tv.outcome} ${flow}trace` : tv.flow ? `${tv.flow} trace` : "trace";
+}
+
+function traceMessage(text, state) {
+  const p = $("trace-message");
+  p.hidden = !text;
+  p.textContent = text || "";
+  $("traces-panel").dataset.state = state || "ok";
+}
+
+// traceFailed says in a sentence why the traces cannot be shown, and
+// shows none of them: tracing off, or any refusal or error of the API.
+function traceFailed(err, what) {
+  clearTimeout(tv.poll);
+  if (err.status === 501 && err.code === "not_wired") {
+    traceMessage("Tracing is off in this system, so there is no trace to show: start it without -traces 0 to keep the latest traces.", "off");
+  } else if (err.status === 404 && err.code === "no_such_trace") {
+    traceMessage(`That trace is no longer held (only the latest are kept): pick another one on the left.`, "gone");
+    return;
+  } else {
+    traceMessage(`The ${what} could not be read: ${err.message}`, "error");
+  }
+  tv.list = [];
+  tv.open = null;
+  $("trace-list").replaceChildren();
+  $("trace-held").textContent = "";
+  $("waterfall").replaceChildren();
+}
+
+async function loadTraces() {
+  const seq = ++tv.listSeq;
+  clearTimeout(tv.poll);
+  const q = new URLSearchParams({ limit: String(TRACE_LIST) });
+  if (tv.flow) q.set("flow", tv.flow);
+  if (tv.outcome) q.set("outcome", tv.outcome);
+  let j;
+  try {
+    j = await readAdmin("admin/traces?" + q.toString());
+  } catch (err) {
+    if (seq === tv.listSeq) traceFailed(err, "traces");
+    return;
+  }
+  if (seq !== tv.listSeq) return;
+  traceMessage("");
+  tv.list = (Array.isArray(j.traces) ? j.traces : []).filter((s) => s && TRACE_ID.test(s.traceId));
+  tv.held = Number(j.held) || 0;
+  drawTraceList();
+  if (!tv.list.length) {
+    // Nothing matches yet: read again soon, so that a link from a panel
+    // opens the first trace of its kind as soon as there is one.
+    tv.poll = setTimeout(loadTraces, 5000);
+    return;
+  }
+  if (tv.want === TRACE_NEWEST) openNewest();
+  else if (tv.want) openTrace(tv.want);
+}
+
+function drawTraceList() {
+  const list = $("trace-list");
+  list.replaceChildren();
+  $("trace-held").textContent = `${tv.list.length} shown of ${tv.held} held`;
+  if (!tv.list.length) {
+    list.append(el("li", { class: "none" }, `No ${filterText()} among the ${tv.held} held yet; the list is read again every 5 s.`));
+    return;
+  }
+  for (const s of tv.list) {
+    const b = el("button", { type: "button", class: "trace-item", "data-trace-id": s.traceId, "data-flow": s.flow,
+      "data-outcomes": (s.outcomes || []).join(" "), title: `trace ${s.traceId}: ${s.root}, ${(s.services || []).join(", ")}` });
+    const top = el("span", { class: "trace-top" });
+    top.append(el("time", { datetime: s.start }, clock(s.start)), el("span", { class: "trace-flow" }, s.flow),
+      el("span", { class: "trace-dur" }, ms(s.durationMs)));
+    const bottom = el("span", { class: "trace-bottom" });
+    for (const o of s.outcomes || []) bottom.append(el("span", { class: "outcome", "data-outcome": o }, o));
+    bottom.append(el("span", { class: "trace-spans" }, `${s.spans} spans`));
+    b.append(top, bottom);
+    b.addEventListener("click", () => {
+      tv.want = s.traceId;
+      saveURL();
+      openTrace(s.traceId);
+    });
+    const li = el("li");
+    li.append(b);
+    list.append(li);
+  }
+  markOpen();
+}
+
+function markOpen() {
+  const id = tv.open ? tv.open.traceId : "";
+  for (const b of document.querySelectorAll("#trace-list .trace-item")) b.setAttribute("aria-current", String(b.dataset.traceId === id));
+}
+
+// hasRoot reports whether t holds its root span: a trace's spans are
+// recorded as they end, and the root ends last.
+const hasRoot = (t) => (t.spans || []).some((s) => !s.parentId);
+
+// openNewest opens the newest trace of the list whose root has ended,
+// reading up to NEWEST_TRIES of them; the newest of all when none has.
+async function openNewest() {
+  const seq = ++tv.openSeq;
+  let first = null;
+  for (const s of tv.list.slice(0, NEWEST_TRIES)) {
+    let t;
+    try {
+      t = (await readAdmin("admin/traces/" + s.traceId)).trace;
+    } catch (err) {
+      if (err.status === 404) continue; // dropped from the ring meanwhile
+      if (seq === tv.openSeq) traceFailed(err, "trace");
+      return;
+    }
+    if (seq !== tv.openSeq) return;
+    if (!t || !Array.isArray(t.spans)) continue;
+    first = first || t;
+    if (hasRoot(t)) {
+      showTrace(t);
+      return;
+    }
+  }
+  if (first) showTrace(first);
+}
+
+async function openTrace(id) {
+  if (!TRACE_ID.test(id)) return;
+  const seq = ++tv.openSeq;
+  clearTimeout(tv.reload);
+  let t;
+  try {
+    t = (await readAdmin("admin/traces/" + id)).trace;
+  } catch (err) {
+    if (seq === tv.openSeq) traceFailed(err, "trace");
+    return;
+  }
+  if (seq !== tv.openSeq || !t || !Array.isArray(t.spans)) return;
+  showTrace(t);
+}
+
+// showTrace draws t; while its root has not ended, it reads it again
+// every second, 30 times at most.
+function showTrace(t) {
+  const changed = !tv.open || tv.open.traceId !== t.traceId;
+  if (changed) tv.reloads = 0;
+  tv.open = t;
+  traceMessage("");
+  drawWaterfall(t);
+  markOpen();
+  clearTimeout(tv.reload);
+  if (!hasRoot(t) && tv.reloads < 30) {
+    tv.reloads++;
+    const seq = tv.openSeq;
+    tv.reload = setTimeout(() => { if (seq === tv.openSeq && tv.open === t) openTrace(t.traceId); }, 1000);
+  }
+}
+
+// ms formats a duration in milliseconds.
+function ms(v) {
+  if (v == null || !isFinite(v)) return "–";
+  if (v >= 1000) return (v / 1000).toFixed(v >= 10000 ? 0 : 2) + " s";
+  return (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)) + " ms";
+}
+
+// instant reads an RFC 3339 time to the microsecond (Date.parse stops at
+// the millisecond), in milliseconds since the epoch.
+function instant(iso) {
+  const m = /^(.*T\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$/.exec(String(iso));
+  if (!m) return Date.parse(iso);
+  return Date.parse(m[1] + m[3]) + (m[2] ? parseFloat("0" + m[2]) * 1000 : 0);
+}
+
+// eventLabel is what the mark of event e says beside it: its name and
+// the attribute that tells its decision.
+function eventLabel(e) {
+  const a = e.attributes || {};
+  const n = e.name;
+  switch (n) {
+    case "retry.attempt":
+      return `${n} ${a[ATTR.attempt] ?? ""}` + (a[ATTR.backoff] != null ? ` · backoff ${ms(a[ATTR.backoff])}` : "");
+    case "timeout":
+      return a[ATTR.elapsed] != null ? `${n} after ${ms(a[ATTR.elapsed])}` : n;
+    case "bulkhead.full": case "bulkhead.waited":
+      return a[ATTR.waited] != null ? `${n} ${ms(a[ATTR.waited])}` : n;
+    case "fallback.served":
+      return a[ATTR.fallback] ? `${n} ${a[ATTR.fallback]}` : n;
+    case "hedge.sent":
+      return `${n} ${a[ATTR.attempt] ?? ""}` + (a[ATTR.replica] ? ` → ${a[ATTR.replica]}` : "");
+    case "hedge.won": case "hedge.cancelled":
+      return a[ATTR.attempt] != null ? `${n} ${a[ATTR.attempt]}` : n;
+    case "fault.injected": {
+      const f = String(a[ATTR.fault] || "");
+      return f ? `${n} ${f.slice(f.indexOf("=") + 1)}` : n;
+    }
+  }
+  return n;
+}
+
+// attrLines lists attributes as "key = value" lines, for a tooltip.
+function attrLines(attrs) {
+  return Object.entries(attrs || {}).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k} = ${v}`);
+}
+
+// spanTree orders spans as a tree, each under its parent, siblings by
+// start time; a span whose parent is not in the trace is a root. It
+// returns [{span, depth}].
+function spanTree(spans) {
+  const byId = new Map(spans.map((s) => [s.spanId, s]));
+  const kids = new Map();
+  const roots = [];
+  for (const s of spans) {
+    if (s.parentId && byId.has(s.parentId) && s.parentId !== s.spanId) {
+      if (!kids.has(s.parentId)) kids.set(s.parentId, []);
+      kids.get(s.parentId).push(s);
+    } else {
+      roots.push(s);
+    }
+  }
+  const byStart = (a, b) => a._t - b._t;
+  const out = [], seen = new Set();
+  const walk = (s, depth) => {
+    if (seen.has(s.spanId)) return;
+    seen.add(s.spanId);
+    out.push({ span: s, depth });
+    for (const c of (kids.get(s.spanId) || []).sort(byStart)) walk(c, depth + 1);
+  };
+  for (const r of roots.sort(byStart)) walk(r, 0);
+  // A cycle of parents leaves spans unseen: draw them as roots.
+  for (const s of spans) if (!seen.has(s.spanId)) walk(s, 0);
+  return out;
+}
+
+// niceStep is the tick step, 1, 2 or 5 times a power of ten, that cuts
+// total into at most 6 parts.
+function niceStep(total) {
+  const raw = total / 6, p = Math.pow(10, Math.floor(Math.log10(raw)));
+  for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
+  return 10 * p;
+}
+
+// The waterfall's rows: the bar's lane, then a lane per row of labels.
+const BAR_LANE = 30, LABEL_LANE = 24, INDENT = 14;
+
+// spanRole is what a span's bar is coloured by: "server", "client", or
+// "attempt" for one send of a retried or hedged call.
+const spanRole = (s) => / attempt \d+$/.test(s.name) ? "attempt" : s.kind === "server" ? "server" : "client";
+
+// shortName is a span's name without the service it starts with, which
+// its label shows beside it.
+const shortName = (s) => s.service && s.name.startsWith(s.service + " ") ? s.name.slice(s.service.length + 1) : s.name;
+
+function drawWaterfall(t) {
+  const box = $("waterfall");
+  const spans = (t.spans || []).filter((s) => s && typeof s.spanId === "string");
+  for (const s of spans) {
+    s._t = instant(s.start);
+    s._end = s._t + (Number(s.durationMs) || 0);
+  }
+  let t0 = Infinity, t1 = -Infinity, events = 0, errors = 0;
+  for (const s of spans) {
+    t0 = Math.min(t0, s._t);
+    t1 = Math.max(t1, s._end);
+    for (const e of s.events || []) t1 = Math.max(t1, instant(e.time));
+    events += (s.events || []).length;
+    if (s.error) errors++;
+  }
+  const total = Math.max(t1 - t0, 0.001);
+  const pos = (ts) => Math.min(100, Math.max(0, (ts - t0) / total * 100));
+  const rows = spanTree(spans);
+  const maxDepth = rows.reduce((m, r) => Math.max(m, r.depth), 0);
+
+  const root = spans.find((s) => !s.parentId);
+  const head = el("div", { class: "wf-head" });
+  head.append(el("span", { class: "wf-title" }, root ? root.name : "in flight: the spans that have ended so far"),
+    el("span", { class: "wf-facts" }, `${ms(total)} · ${spans.length} spans · ${events} events · ${errors} in error`),
+    el("span", { class: "wf-id", title: "trace id" }, t.traceId));
+  const axis = el("div", { class: "wf-axis" });
+  axis.append(el("div", { class: "wf-axis-name" }, "service · span"), el("div", { class: "wf-dur" }, "took"));
+  const ticks = el("div", { class: "wf-ticks" });
+  const step = niceStep(total), fracs = [];
+  for (let v = 0; v <= total + 1e-9; v += step) fracs.push(v);
+  for (const v of fracs) {
+    const f = v / total * 100;
+    const tick = el("span", { class: "wf-tick" + (v === 0 ? " first" : f > 92 ? " last" : "") }, v === 0 ? "0" : ms(v));
+    tick.style.left = f.toFixed(3) + "%";
+    ticks.append(tick);
+  }
+  axis.append(ticks);
+
+  const body = el("div", { class: "wf-rows", "data-trace-id": t.traceId });
+  const grid = el("div", { class: "wf-grid" });
+  for (const v of fracs) {
+    const line = el("i");
+    line.style.setProperty("--f", (v / total).toFixed(5));
+    grid.append(line);
+  }
+  body.append(grid);
+  const placed = []; // per row: its track and the labels to place on it
+  for (const { span: s, depth } of rows) {
+    const role = spanRole(s);
+    const row = el("div", { class: "wf-row", "data-span-id": s.spanId, "data-kind": s.kind || "", "data-role": role, "data-depth": depth,
+      "data-error": s.error ? "true" : "false", "data-events": (s.events || []).length });
+    const label = el("div", { class: "wf-label", title: `${s.service} · ${s.name}` + (s.error ? `\nerror: ${s.error}` : "") });
+    label.style.paddingLeft = (depth * INDENT) + "px";
+    label.append(el("span", { class: "wf-service" }, s.service || "?"), " ", el("span", { class: "wf-name" }, shortName(s)));
+    const dur = el("div", { class: "wf-dur" }, ms(s.durationMs));
+    const track = el("div", { class: "wf-track" });
+    const bar = el("div", { class: "wf-bar", "data-span-id": s.spanId, "data-kind": s.kind || "", "data-role": role, "data-error": s.error ? "true" : "false",
+      title: [`${s.service} · ${s.name}`, `${s.kind} span, ${ms(s.durationMs)}, from +${ms(s._t - t0)}`,
+        ...(s.error ? [`error: ${s.error}`] : []), ...attrLines(s.attributes)].join("\n") });
+    const left = pos(s._t);
+    bar.style.left = left.toFixed(3) + "%";
+    bar.style.width = `max(4px, ${Math.max(0, Math.min(100 - left, (s._end - s._t) / total * 100)).toFixed(3)}%)`;
+    track.append(bar);
+    const labels = [];
+    for (const e of s.events || []) {
+      const at = instant(e.time), x = pos(at);
+      const title = [`${e.name} at +${ms(at - t0)}`, `on ${s.service} · ${s.name}`, ...attrLines(e.attributes)].join("\n");
+      const mark = el("div", { class: "wf-mark", "data-event": e.name, "data-span-id": s.spanId, title, role: "img", "aria-label": eventLabel(e) });
+      mark.style.left = x.toFixed(3) + "%";
+      const text = el("span", { class: "wf-mark-label", "data-event": e.name, title }, eventLabel(e));
+      track.append(mark, text);
+      labels.push({ x, node: text });
+    }
+    const left_ms = s.attributes && s.attributes[ATTR.deadline];
+    if (left_ms != null && isFinite(left_ms)) {
+      const text = el("span", { class: "wf-deadline", title: `the request arrived with ${ms(Number(left_ms))} of its deadline left (X-Timeout-Ms)` },
+        `deadline ${ms(Number(left_ms))} left`);
+      track.append(text);
+      labels.push({ x: left, node: text, beside: bar });
+      const due = s._t + Number(left_ms);
+      if (due <= t1) {
+        const line = el("div", { class: "wf-deadline-line", title: `the deadline of ${s.service} · ${s.name}` });
+        line.style.left = pos(due).toFixed(3) + "%";
+        track.append(line);
+      }
+    }
+    row.append(label, dur, track);
+    body.append(row);
+    placed.push({ track, labels });
+  }
+  const legend = el("div", { class: "wf-legend" });
+  legend.append(el("span", { class: "wf-key", "data-role": "server" }, "server span"), el("span", { class: "wf-key", "data-role": "client" }, "client span"),
+    el("span", { class: "wf-key", "data-role": "attempt" }, "attempt (retry, hedge)"), el("span", { class: "wf-key", "data-error": "true" }, "in error"),
+    el("span", { class: "wf-key mark" }, "a pattern's decision: hover for its attributes"));
+  box.replaceChildren(head, axis, body, legend);
+  box.dataset.traceId = t.traceId;
+  box.dataset.spans = String(spans.length);
+  box.dataset.events = String(events);
+  box.style.setProperty("--depth", String(maxDepth));
+  placeLabels(placed);
+}
+
+// placeLabels sets each label beside its mark, below the bar, in the
+// first lane where it overlaps no other label of its row (flipped to end
+// at its mark when it would leave the track), and makes each row as tall
+// as its lanes. A label beside a bar (the deadline) goes on the bar's own
+// lane, after the bar or before it, where there is room.
+function placeLabels(placed) {
+  for (const { track, labels } of placed) {
+    const w = track.clientWidth || 1;
+    const lanes = []; // the right end of the last label in each lane, px
+    for (const l of labels.sort((a, b) => a.x - b.x)) {
+      const lw = l.node.offsetWidth;
+      if (l.beside) {
+        const b0 = l.beside.offsetLeft, b1 = b0 + l.beside.offsetWidth;
+        const x = b1 + 6 + lw <= w ? b1 + 6 : b0 - 6 - lw >= 0 ? b0 - 6 - lw : null;
+        if (x !== null) {
+          l.node.style.left = x.toFixed(1) + "px";
+          l.node.style.top = "4px";
+          continue;
+        }
+      }
+      let x = l.x / 100 * w;
+      if (x + lw > w) x = Math.max(0, x - lw);
+      let lane = lanes.findIndex((end) => end + 8 <= x);
+      if (lane < 0) {
+        lane = lanes.length;
+        lanes.push(0);
+      }
+      lanes[lane] = x + lw;
+      l.node.style.left = x.toFixed(1) + "px";
+      l.node.style.top = (BAR_LANE + lane * LABEL_LANE) + "px";
+    }
+    track.style.height = (BAR_LANE + lanes.length * LABEL_LANE + (lanes.length ? 4 : 0)) + "px";
+  }
+}
+
 async function main() {
   buildDiagram();
   drawLegend();
   wireControls();
+  if (VIEW === "traces") initTraceView();
   try {
     await loadState();
   } catch (err) {
