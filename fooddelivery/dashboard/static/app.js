@@ -848,14 +848,31 @@ function showTrace(t) {
   if (changed) tv.reloads = 0;
   tv.open = t;
   traceMessage("");
+  const rows = document.querySelector("#waterfall .wf-rows");
+  const scroll = !changed && rows && rows.dataset.traceId === t.traceId ? rows.scrollTop : null;
   drawWaterfall(t);
   markOpen();
+  showFirstDecision(scroll);
   clearTimeout(tv.reload);
   if (!hasRoot(t) && tv.reloads < 30) {
     tv.reloads++;
     const seq = tv.openSeq;
     tv.reload = setTimeout(() => { if (seq === tv.openSeq && tv.open === t) openTrace(t.traceId); }, 1000);
   }
+}
+
+// showFirstDecision scrolls the waterfall's rows to scrollTop, or when it
+// is null so that the first span with an event is in sight, a third of the
+// way down: what the room came to see.
+function showFirstDecision(scrollTop) {
+  const rows = document.querySelector("#waterfall .wf-rows");
+  if (!rows) return;
+  if (scrollTop != null) {
+    rows.scrollTop = scrollTop;
+    return;
+  }
+  const first = [...rows.querySelectorAll(".wf-row")].find((r) => r.dataset.events !== "0");
+  if (first && first.offsetTop + first.offsetHeight > rows.clientHeight) rows.scrollTop = first.offsetTop - rows.clientHeight / 3;
 }
 
 // ms formats a duration in milliseconds.
@@ -1045,7 +1062,7 @@ function drawWaterfall(t) {
   const legend = el("div", { class: "wf-legend" });
   legend.append(el("span", { class: "wf-key", "data-role": "server" }, "server span"), el("span", { class: "wf-key", "data-role": "client" }, "client span"),
     el("span", { class: "wf-key", "data-role": "attempt" }, "attempt (retry, hedge)"), el("span", { class: "wf-key", "data-error": "true" }, "in error"),
-    el("span", { class: "wf-key mark" }, "a pattern's decision: hover for its attributes"));
+    el("span", { class: "wf-key mark" }, "a pattern's decision (hover it)"));
   box.replaceChildren(head, axis, body, legend);
   box.dataset.traceId = t.traceId;
   box.dataset.spans = String(spans.length);
