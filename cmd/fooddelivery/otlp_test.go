@@ -221,15 +221,16 @@ func findRetriedCheckout(t *testing.T, rc *otlpReceiver, processes int) {
 }
 
 // -otlp sends the system's spans to a collector: with lab 03's retries
-// on the charge (an attempt span each, the retry an event) and lab 08's
-// keys, and payment losing half its answers after charging, a checkout's
-// trace arrives at an OTLP/HTTP receiver with the spans of the gateway,
-// the order service and payment, parents intact, and the charge's retry
-// and replay as events. Stopping the program sends what is queued.
+// on the charge (an attempt span each, the retry an event), lab 08's keys,
+// and payment losing every answer after charging (p=1, so that no draw
+// decides), a checkout's trace arrives at an OTLP/HTTP receiver with the
+// spans of the gateway, the order service and payment, parents intact,
+// and the charge's retries and replays as events. Stopping the program
+// sends what is queued.
 func TestOTLPExportCarriesARetriedCheckout(t *testing.T) {
 	rc := newOTLPReceiver(t)
 	r := startRun(t, "-otlp", rc.srv.URL, "-lab", "03=solution", "-lab", "08=solution", "-fast", "-latency", "off",
-		"-fault", "payment:POST /charges=lose,p=0.5")
+		"-fault", "payment:POST /charges=lose")
 	if !strings.Contains(r.out.String(), "traces export:    "+rc.srv.URL+"/v1/traces") {
 		t.Errorf("the banner does not say where the spans go (%s/v1/traces):\n%s", rc.srv.URL, r.out)
 	}
@@ -262,7 +263,7 @@ func TestOTLPExportFromEveryProcess(t *testing.T) {
 	}
 	rc := newOTLPReceiver(t)
 	p := startProcesses(t, buildCommand(t), "-otlp", rc.srv.URL, "-lab", "03=solution", "-lab", "08=solution", "-fast", "-latency", "off",
-		"-fault", "payment:POST /charges=lose,p=0.5")
+		"-fault", "payment:POST /charges=lose")
 	statuses := map[string]int{}
 	for range 8 {
 		statuses[p.checkout()]++
