@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,8 +13,13 @@ import (
 	"strconv"
 	"strings"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/logs"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
 // The two media types of a GraphQL response (GraphQL-over-HTTP, section
@@ -313,8 +319,12 @@ func writeRequestError(w http.ResponseWriter, r *http.Request, status int, code,
 }
 
 // writeResponse encodes resp in the media type r's Accept header asks for.
+// The request's span records the codes of resp's errors and, when one is
+// a failure rather than a fallback's mark on a served value, ends in
+// error with it.
 func writeResponse(w http.ResponseWriter, r *http.Request, status int, resp *Response) {
 	clipMessages(resp)
+	traceErrors(r.Context(), resp.Errors)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // messages quote "<token>"; keep them readable
@@ -327,4 +337,32 @@ func writeResponse(w http.ResponseWriter, r *http.Request, status int, resp *Res
 	w.Header().Add("Vary", "Accept") // the media type and the status depend on it
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// traceErrors records on the span in ctx (none: nothing) the
+// extensions.code of each of errs, and sets the span's status to error
+// with the first code that is not a fallback's (STALE, ESTIMATED,
+// DEGRADED, DEFERRED: a value was served), so that a trace's failure is
+// what the customer was told.
+func traceErrors(ctx context.Context, errs []Error) {
+	span := trace.SpanFromContext(ctx)
+	if len(errs) == 0 || !span.IsRecording() {
+		return
+	}
+	list := make([]string, len(errs))
+	failed := ""
+	for i, e := range errs {
+		list[i] = e.Code()
+		switch list[i] {
+		case CodeStale, CodeEstimated, CodeDegraded, CodeDeferred:
+		default:
+			if failed == "" {
+				failed = list[i]
+			}
+		}
+	}
+	span.SetAttributes(attribute.StringSlice(tracing.AttrGraphQLErrors, list))
+	if failed != "" {
+		span.SetStatus(codes.Error, failed)
+	}
 }

@@ -53,4 +53,5 @@
 //	fooddelivery.fallback         which fallback served: its extensions.code
 //	fooddelivery.replica          the menu replica an attempt went to
 //	fooddelivery.fault            the fault rule that applied, as -fault writes it
+//	fooddelivery.graphql_errors   gateway: the extensions.code of each error it answered with
 package tracing

@@ -52,4 +52,5 @@ const (
 	AttrFallback       = "fooddelivery.fallback"         // which fallback served: its extensions.code ("STALE", ...)
 	AttrReplica        = "fooddelivery.replica"          // the menu replica an attempt went to: "menu-2"
 	AttrFault          = "fooddelivery.fault"            // the fault rule that applied, as -fault writes it
+	AttrGraphQLErrors  = "fooddelivery.graphql_errors"   // gateway: the extensions.code of each error of its answer, in order
 )

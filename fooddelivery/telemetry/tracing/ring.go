@@ -80,7 +80,7 @@ const (
 
 // Outcomes a trace can have, for filtering; a trace may have several.
 const (
-	OutcomeFailed   = "failed"   // a span ended in error, or answered 5xx
+	OutcomeFailed   = "failed"   // the customer got a failure: the root span or a gateway server span ended in error, or answered 5xx
 	OutcomeSlow     = "slow"     // it took SlowTrace or longer
 	OutcomeRetried  = "retried"  // a call was sent more than once (EventAttempt, or two server spans with attempt > 1)
 	OutcomeHedged   = "hedged"   // a hedged copy was sent
@@ -188,14 +188,17 @@ func Summarize(t Trace) Summary {
 	services := map[string]bool{}
 	outcomes := map[string]bool{}
 	retriedAt := map[string]int{} // server spans with attempt > 1, by route
-	for _, sp := range t.Spans {
+	for i, sp := range t.Spans {
 		if e := sp.Start.Add(time.Duration(sp.DurationMs * float64(time.Millisecond))); e.After(end) {
 			end = e
 		}
 		if sp.Service != "" {
 			services[sp.Service] = true
 		}
-		if sp.Error != "" {
+		// What failed below the gateway and was recovered (an attempt a
+		// retry repeated, a hedge's cancelled loser) is not the trace's
+		// failure: only what the customer was answered is.
+		if sp.Error != "" && (i == 0 || sp.Kind == "server" && sp.Service == "gateway") {
 			outcomes[OutcomeFailed] = true
 		}
 		if sp.Attributes[AttrRoute] == "POST /orders" {

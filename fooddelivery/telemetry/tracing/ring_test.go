@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A chain of two services over real HTTP: the server span of the callee
@@ -105,5 +106,49 @@ func TestListRefusesUnknownFilters(t *testing.T) {
 	}
 	if got, err := List(nil, FlowCheckout, OutcomeRetried, 5); err != nil || len(got) != 0 {
 		t.Errorf("List of no traces: %v, %v; want an empty list", got, err)
+	}
+}
+
+// A trace failed when the customer was answered with a failure: the root
+// span or a gateway server span in error. A hedge's cancelled loser and a
+// retried attempt that failed below the gateway are recovered, not failed.
+func TestSummarizeCountsAsFailedOnlyWhatTheCustomerGot(t *testing.T) {
+	start := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	span := func(name, kind, service, err string, events ...string) Span {
+		s := Span{Name: name, Kind: kind, Service: service, Start: start, DurationMs: 20, Error: err}
+		for _, e := range events {
+			s.Events = append(s.Events, SpanEvent{Name: e, Time: start})
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name   string
+		spans  []Span
+		failed bool
+	}{
+		{"a hedge's cancelled loser", []Span{
+			span("customer -> gateway POST", "client", "customer", ""),
+			span("gateway POST /graphql", "server", "gateway", ""),
+			span("gateway -> menu attempt 1", "client", "gateway", "context canceled", EventHedgeCancelled),
+			span("gateway -> menu attempt 2", "client", "gateway", "", EventHedgeSent, EventHedgeWon),
+		}, false},
+		{"a lost charge retried", []Span{
+			span("gateway POST /graphql", "server", "gateway", ""),
+			span("order -> payment attempt 1", "client", "order", "EOF"),
+			span("order -> payment attempt 2", "client", "order", "", EventAttempt),
+		}, false},
+		{"a checkout the gateway answered NOT_CHARGED", []Span{
+			span("customer -> gateway POST", "client", "customer", ""),
+			span("gateway POST /graphql", "server", "gateway", "NOT_CHARGED"),
+			span("order POST /orders", "server", "order", "HTTP 503"),
+		}, true},
+		{"a customer's call that got no answer", []Span{
+			span("customer -> gateway POST", "client", "customer", "connection reset"),
+		}, true},
+	} {
+		s := Summarize(Trace{TraceID: "t", Spans: tc.spans})
+		if s.Has(OutcomeFailed) != tc.failed {
+			t.Errorf("%s: outcomes %v, want failed %v", tc.name, s.Outcomes, tc.failed)
+		}
 	}
 }
