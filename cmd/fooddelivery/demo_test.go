@@ -13,6 +13,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/dashboard"
 	"github.com/gophereats/resilience/fooddelivery/labtest"
 	"github.com/gophereats/resilience/fooddelivery/loadgen"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 	"github.com/gophereats/resilience/internal/compose"
 )
 
@@ -28,11 +29,12 @@ import (
 
 // demoPlay is one step as the instructor runs it.
 type demoPlay struct {
-	args     []string      // the command line after `go run ./cmd/fooddelivery`
-	fault    string        // added from the controls panel at demoWarmUp; "" for none
-	scenario string        // started at demoWarmUp; "" for none
-	clearAt  time.Duration // every fault removed at; 0 for never
-	length   time.Duration // how long the step runs, from the start
+	args     []string        // the command line after `go run ./cmd/fooddelivery`
+	fault    string          // added from the controls panel at demoWarmUp; "" for none
+	scenario string          // started at demoWarmUp; "" for none
+	clearAt  time.Duration   // every fault removed at; 0 for never
+	length   time.Duration   // how long the step runs, from the start
+	tracer   *tracing.Tracer // traces the system when set, as cmd/fooddelivery does by default
 }
 
 // demoWarmUp is how long the customers run before the step's fault.
@@ -87,7 +89,7 @@ func playDemo(t *testing.T, p demoPlay) []demoFrame {
 	}, func(t *testing.T) {
 		opts, err := parseFlags(p.args)
 		require.NoError(t, err, "the guide's command line")
-		w := opts.wire(func(s *compose.Settings) { s.Logger = quiet })
+		w := opts.wire(func(s *compose.Settings) { s.Logger, s.Tracer = quiet, p.tracer })
 		w.Cfg.Limits["order"] = opts.orderLimit
 		sys := labtest.StartSystem(t, w.Cfg)
 		scale := 1.0
@@ -348,4 +350,47 @@ func TestDemoStep5Hedging(t *testing.T) {
 	sent, won, reads := after.Hedges-before.Hedges, after.HedgesWon-before.HedgesWon, after.Attempts-before.Attempts-(after.Hedges-before.Hedges)
 	r.holds(sent > 0 && won > 0 && float64(sent) <= 0.1*float64(reads)+100, "the hedges sent and won count up, within the hedge budget (10% of reads, burst 100)",
 		"in the first 30 s of the slow replica: %d sent, %d won, for %d reads", sent, won, reads)
+}
+
+func TestDemoStep6FollowOneRequest(t *testing.T) {
+	ring := tracing.NewRing(tracing.DefaultTraces, tracing.DefaultSpansPerTrace)
+	frames := playDemo(t, demoPlay{args: []string{"-lab", "all=solution", "-load", "20"}, scenario: "lost-payment-responses",
+		length: 40 * time.Second, tracer: tracing.New(ring)})
+	r := newDemoReport(t, "step 6, follow one request", "-lab all=solution -load 20, scenario lost-payment-responses")
+	defer r.log()
+	end := last(frames)
+	r.holds(end.f.Totals.Retries > 0, "the damage panel's retries count up", "retries read %d at %v", end.f.Totals.Retries, end.at)
+
+	// What the retries link opens: the newest retried checkout, whose
+	// root span has ended (the view skips a trace still running).
+	list, err := tracing.List(ring.Traces(), tracing.FlowCheckout, tracing.OutcomeRetried, tracing.MaxList)
+	require.NoError(t, err)
+	r.measured("%d retried checkouts among the %d traces held", len(list), ring.Len())
+	var newest tracing.Trace
+	for _, s := range list {
+		if tr, ok := ring.Trace(s.TraceID); ok && len(spansNamed(tr, "gateway POST /graphql")) > 0 {
+			newest = tr
+			break
+		}
+	}
+	r.holds(newest.TraceID != "", "a retried checkout is there to open", "%d retried checkouts listed", len(list))
+	services := map[string]bool{}
+	for _, s := range newest.Spans {
+		services[s.Service] = true
+	}
+	r.holds(services["customer"] && services["gateway"] && services["order"] && services["payment"],
+		"its waterfall runs from the customer through the gateway and the order service to payment", "services %v", services)
+	charges := spansNamed(newest, "payment POST /charges")
+	keys := map[any]bool{}
+	lost, replayed := false, false
+	for _, c := range charges {
+		keys[c.Attributes[tracing.AttrIdempotencyKey]] = true
+		lost = lost || hasEvent(c, tracing.EventFault)
+		replayed = replayed || hasEvent(c, tracing.EventReplay)
+	}
+	r.holds(len(charges) >= 2 && len(keys) == 1 && !keys[nil] && lost && replayed,
+		"payment's first charge is marked fault.injected, the charge is sent again with the same idempotency key, and a later one is marked idempotency.replay",
+		"%d charges, %d distinct keys, fault marked %v, replay marked %v", len(charges), len(keys), lost, replayed)
+	sum := tracing.Summarize(newest)
+	r.holds(!sum.Has(tracing.OutcomeFailed), "the trace is not marked failed: the customer's checkout succeeded", "outcomes %v", sum.Outcomes)
 }
