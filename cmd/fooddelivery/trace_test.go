@@ -48,15 +48,21 @@ func describeTraces(traces []tracing.Trace) string {
 	return b.String()
 }
 
+// traced runs spec for 20 s with every span kept (a ring of 5000 traces)
+// and returns the traces.
+func traced(t *testing.T, spec runSpec) []tracing.Trace {
+	ring := tracing.NewRing(5000, tracing.DefaultSpansPerTrace)
+	spec.length, spec.tracer = 20*time.Second, tracing.New(ring)
+	runSystem(t, spec)
+	return ring.Traces()
+}
+
 // Under lost payment answers with every lab's solution, a checkout's trace
 // runs from the customer through the gateway and the order service to
 // payment, and shows the charge sent twice with the same idempotency key,
 // the second answered from payment's store (the replay marked).
 func TestTraceShowsARetriedChargeReplayed(t *testing.T) {
-	ring := tracing.NewRing(5000, tracing.DefaultSpansPerTrace)
-	runSystem(t, runSpec{labs: []string{"all=solution"}, scenario: "lost-payment-responses", load: 20, mix: checkoutHeavy,
-		length: 20 * time.Second, tracer: tracing.New(ring)})
-	traces := ring.Traces()
+	traces := traced(t, runSpec{labs: []string{"all=solution"}, scenario: "lost-payment-responses", load: 20, mix: checkoutHeavy})
 	found := 0
 	for _, tr := range traces {
 		charges := spansNamed(tr, "payment POST /charges")
@@ -83,10 +89,7 @@ func TestTraceShowsARetriedChargeReplayed(t *testing.T) {
 // shows a hedged copy sent, the winner marked on the call's span, and the
 // losing attempt cancelled.
 func TestTraceShowsAHedgedReadWithItsWinnerAndTheCancelledLoser(t *testing.T) {
-	ring := tracing.NewRing(5000, tracing.DefaultSpansPerTrace)
-	runSystem(t, runSpec{labs: []string{"09=solution"}, scenario: "slow-menu-replica", load: 20, mix: browseAndBuy,
-		length: 20 * time.Second, tracer: tracing.New(ring)})
-	traces := ring.Traces()
+	traces := traced(t, runSpec{labs: []string{"09=solution"}, scenario: "slow-menu-replica", load: 20, mix: browseAndBuy})
 	found := 0
 	for _, tr := range traces {
 		var sent, won, cancelled bool

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 
@@ -15,28 +14,10 @@ import (
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/gateway"
+	"github.com/gophereats/resilience/fooddelivery/labtest"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/logs"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
-
-// lockedBuffer is a log's destination that the test reads while the
-// gateway's goroutines may still write to it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // logLines decodes a JSON log, one object per line.
 func logLines(t *testing.T, log string) []map[string]any {
@@ -70,7 +51,7 @@ func TestLogsCarryTheInternalTextClientsNeverSee(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSystem()
 			tc.fail(s)
-			var out lockedBuffer
+			var out labtest.SyncBuffer
 			logger, err := logs.New(&out, logs.FormatJSON, "info")
 			require.NoError(t, err)
 			tr := tracing.New(tracing.NewRing(10, 64))

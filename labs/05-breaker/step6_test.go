@@ -21,7 +21,7 @@ import (
 
 func TestStep6EveryStateChangeIsSeen(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 6}, func(t *testing.T) {
-		var logs lockedBuffer
+		var logs labtest.SyncBuffer
 		rec := &transitions{}
 		sys, cb := start(t, breaker.Settings{
 			Name:          "order->payment",
@@ -115,7 +115,7 @@ func TestStep6EveryStateChangeIsSeen(t *testing.T) {
 
 func TestStep6ANilLoggerLogsToTheDefault(t *testing.T) {
 	labtest.Run(t, labtest.Options{Step: 6}, func(t *testing.T) {
-		var logs lockedBuffer
+		var logs labtest.SyncBuffer
 		// slog.SetDefault also redirects the log package: restore both.
 		oldDefault, oldWriter, oldFlags := slog.Default(), log.Writer(), log.Flags()
 		defer func() {

@@ -43,6 +43,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
@@ -246,7 +247,7 @@ func (e *exporter) resourceOf(s sdktrace.ReadOnlySpan) *resource.Resource {
 		return r
 	}
 	own := resource.NewSchemaless(
-		attribute.String("service.name", ServiceOf(instance)),
+		attribute.String("service.name", metrics.ServiceOf(instance)),
 		attribute.String("service.instance.id", instance),
 		attribute.Int("process.pid", os.Getpid()),
 	)
@@ -269,19 +270,3 @@ type serviceSpan struct {
 }
 
 func (s serviceSpan) Resource() *resource.Resource { return s.res }
-
-// ServiceOf returns the service an instance belongs to: "menu" for the
-// replica "menu-2" (a name ending in "-" and digits), and the name itself
-// for any other ("payment").
-func ServiceOf(instance string) string {
-	i := strings.LastIndexByte(instance, '-')
-	if i <= 0 || i == len(instance)-1 {
-		return instance
-	}
-	for _, c := range instance[i+1:] {
-		if c < '0' || c > '9' {
-			return instance
-		}
-	}
-	return instance[:i]
-}

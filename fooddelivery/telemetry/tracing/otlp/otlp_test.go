@@ -1,7 +1,6 @@
 package otlp
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -21,6 +20,7 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/gophereats/resilience/fooddelivery/labtest"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
@@ -129,24 +129,6 @@ func (r *receiver) services() map[string][2]string {
 	return out
 }
 
-// lockedBuffer is a log destination for a goroutine that is not the test's.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // Each span reaches the collector under the resource of its service:
 // a server span under its instance's, a client span under its caller's,
 // a span that names neither under the process's.
@@ -191,7 +173,7 @@ func TestSpansArriveUnderTheirServicesResource(t *testing.T) {
 func TestAFailingCollectorWarnsOnceAndHoldsNothingUp(t *testing.T) {
 	rc := newReceiver(t)
 	rc.status.Store(http.StatusBadRequest) // a permanent refusal: not retried
-	var log lockedBuffer
+	var log labtest.SyncBuffer
 	p, err := New(rc.srv.URL, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -240,7 +222,7 @@ func TestAFailingCollectorWarnsOnceAndHoldsNothingUp(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	var log2 lockedBuffer
+	var log2 labtest.SyncBuffer
 	p2, err := New("http://"+addr, Options{Logger: slog.New(slog.NewTextHandler(&log2, nil))})
 	if err != nil {
 		t.Fatal(err)
