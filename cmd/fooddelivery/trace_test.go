@@ -107,3 +107,57 @@ func TestTraceShowsAHedgedReadWithItsWinnerAndTheCancelledLoser(t *testing.T) {
 	}
 	t.Logf("%d of %d traces show a hedged read won and its loser cancelled", found, len(traces))
 }
+
+// Whichever lab's loop retries a charge (lab 03's transport with lab 08's
+// keys, lab 04's budgeted layer, lab 08's keyed client), the trace marks
+// each retry with retry.attempt and its backoff and counts as retried;
+// and the hedged reads of lab 09, whose copies also carry an attempt
+// number, are not retries.
+func TestTraceMarksTheRetriesOfEveryRetryLoop(t *testing.T) {
+	for _, labs := range [][]string{{"03=solution", "08=solution"}, {"04=solution"}, {"08=solution"}, {"all=solution"}} {
+		t.Run(strings.Join(labs, ","), func(t *testing.T) {
+			traces := traced(t, runSpec{labs: labs, load: 20, mix: checkoutHeavy,
+				faults: []string{"payment:POST /charges=error,status=503,p=0.5"}})
+			marked, listed := 0, 0
+			for _, tr := range traces {
+				attempts := 0
+				for _, s := range tr.Spans {
+					for _, e := range s.Events {
+						if e.Name == tracing.EventAttempt {
+							attempts++
+						}
+					}
+				}
+				if attempts > 0 {
+					marked++
+				}
+				if tracing.Summarize(tr).Has(tracing.OutcomeRetried) != (attempts > 0) {
+					t.Errorf("trace %s: %d retry.attempt events, outcomes %v", tr.TraceID, attempts, tracing.Summarize(tr).Outcomes)
+				}
+				if tracing.Summarize(tr).Has(tracing.OutcomeRetried) {
+					listed++
+				}
+			}
+			if marked == 0 {
+				t.Fatalf("half the charges answered 503 and %v retries them, but no trace has a retry.attempt event; the ring held %s", labs, describeTraces(traces))
+			}
+			t.Logf("%d of %d traces mark a retry, %d listed as retried", marked, len(traces), listed)
+		})
+	}
+	t.Run("09=solution hedges", func(t *testing.T) {
+		traces := traced(t, runSpec{labs: []string{"09=solution"}, scenario: "slow-menu-replica", load: 20, mix: browseAndBuy})
+		hedged := 0
+		for _, tr := range traces {
+			s := tracing.Summarize(tr)
+			if s.Has(tracing.OutcomeHedged) {
+				hedged++
+			}
+			if s.Has(tracing.OutcomeRetried) {
+				t.Errorf("trace %s was hedged, not retried (nothing retries under lab 09 alone), yet lists %v", tr.TraceID, s.Outcomes)
+			}
+		}
+		if hedged == 0 {
+			t.Fatalf("no hedged trace under a slow menu replica; the ring held %s", describeTraces(traces))
+		}
+	})
+}

@@ -14,10 +14,13 @@ import (
 
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/logs"
+	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // execute runs one GraphQL request and returns the response: request
@@ -75,6 +78,7 @@ func (s *server) execute(ctx context.Context, req Request, token string, tokenEr
 	if op.Operation == ast.Mutation {
 		root = "Mutation"
 	}
+	traceFields(ctx, root, x.collectFields(root, []ast.SelectionSet{op.SelectionSet}))
 	data := x.executeSelections(ctx, root, []ast.SelectionSet{op.SelectionSet}, nil, nil)
 	b, err := json.Marshal(data) // a nil data (null propagated to the root) encodes as null
 	if err != nil {
@@ -645,4 +649,20 @@ func comparePaths(a, b []any) int {
 		}
 	}
 	return cmp.Compare(len(a), len(b))
+}
+
+// traceFields records on the span in ctx, when it records, the root
+// fields the request asked for ("Mutation.placeOrder"), so that a trace
+// says what the customer did even when no call left the gateway (a
+// breaker that refused the order).
+func traceFields(ctx context.Context, root string, groups []*fieldGroup) {
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
+	names := make([]string, 0, len(groups))
+	for _, g := range groups {
+		names = append(names, root+"."+g.fields[0].Name)
+	}
+	span.SetAttributes(attribute.StringSlice(tracing.AttrGraphQLFields, names))
 }

@@ -12,7 +12,8 @@ import (
 	"github.com/gophereats/resilience/fooddelivery/telemetry/tracing"
 )
 
-// The gateway's server span says what the customer was answered: the
+// The gateway's server span says what the customer asked for (the root
+// fields, in fooddelivery.graphql_fields) and what it was answered: the
 // codes of the answer's errors, in fooddelivery.graphql_errors, and an
 // error status with the first failure's code, so that the trace list's
 // "failed" is a customer's failure; an answer without errors leaves both
@@ -51,6 +52,9 @@ func TestGatewaySpanRecordsTheErrorsOfItsAnswer(t *testing.T) {
 				}
 				require.Len(t, found, 1, "server spans \"gateway POST /graphql\" among %d traces", tr.Ring().Len())
 				sp := found[0]
+				if fields, _ := sp.Attributes[tracing.AttrGraphQLFields].([]string); len(fields) != 1 || fields[0] != "Query.restaurants" {
+					t.Errorf("%s = %#v, want the one root field asked for, [Query.restaurants]", tracing.AttrGraphQLFields, sp.Attributes[tracing.AttrGraphQLFields])
+				}
 				if sp.Error != tc.wantError {
 					t.Errorf("the span's error is %q, want %q (attributes %v)", sp.Error, tc.wantError, sp.Attributes)
 				}

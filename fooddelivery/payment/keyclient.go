@@ -99,7 +99,7 @@ func (k *KeyedClient) Charge(ctx context.Context, req fooddelivery.ChargeRequest
 		p.Retryable = RetryableCharge
 	}
 	var ch fooddelivery.Charge
-	err := p.Do(ctx, req.OrderID, func(ctx context.Context, attempt int) error {
+	err := p.Do(ctx, req.OrderID, retry.Traced(func(ctx context.Context, attempt int) error {
 		key := ""
 		if k.Key != nil {
 			key = k.Key(ChargeAttempt{Request: req, Attempt: attempt, At: time.Now()})
@@ -113,6 +113,6 @@ func (k *KeyedClient) Charge(ctx context.Context, req fooddelivery.ChargeRequest
 		var err error
 		ch, err = k.Client.ChargeWithKey(ctx, req, key, attempt)
 		return err
-	})
+	}))
 	return ch, err
 }

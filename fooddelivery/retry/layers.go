@@ -173,7 +173,7 @@ type retryingPayer struct {
 
 func (p *retryingPayer) Charge(ctx context.Context, req fooddelivery.ChargeRequest) (fooddelivery.Charge, error) {
 	var out fooddelivery.Charge
-	err := run(ctx, p.r, "charge "+req.OrderID, func(ctx context.Context, attempt int) error {
+	err := run(ctx, p.r, "charge "+req.OrderID, Traced(func(ctx context.Context, attempt int) error {
 		if p.wire {
 			if p.r == nil {
 				attempt = AttemptFrom(ctx) // numbered by the Order layer, if at all
@@ -186,7 +186,7 @@ func (p *retryingPayer) Charge(ctx context.Context, req fooddelivery.ChargeReque
 		var err error
 		out, err = p.next.Charge(WithAttempt(ctx, attempt), req)
 		return err
-	})
+	}))
 	return out, err
 }
 
@@ -209,7 +209,7 @@ type retryingOrders struct {
 func (o *retryingOrders) PlaceOrder(ctx context.Context, user string, in fooddelivery.PlaceOrderInput) (fooddelivery.Order, error) {
 	var out fooddelivery.Order
 	key := "place " + fooddelivery.RequestIDFrom(ctx)
-	err := o.r.Do(ctx, key, func(ctx context.Context, attempt int) error {
+	err := o.r.Do(ctx, key, Traced(func(ctx context.Context, attempt int) error {
 		o.edge.Attempts.Add(1)
 		if attempt > 1 {
 			o.edge.Retries.Add(1)
@@ -217,7 +217,7 @@ func (o *retryingOrders) PlaceOrder(ctx context.Context, user string, in fooddel
 		var err error
 		out, err = o.OrderService.PlaceOrder(WithAttempt(ctx, attempt), user, in)
 		return err
-	})
+	}))
 	return out, err
 }
 

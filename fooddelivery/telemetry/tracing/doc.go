@@ -54,4 +54,5 @@
 //	fooddelivery.replica          the menu replica an attempt went to
 //	fooddelivery.fault            the fault rule that applied, as -fault writes it
 //	fooddelivery.graphql_errors   gateway: the extensions.code of each error it answered with
+//	fooddelivery.graphql_fields   gateway: the root fields asked for ("Mutation.placeOrder")
 package tracing

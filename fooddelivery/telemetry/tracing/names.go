@@ -53,4 +53,5 @@ const (
 	AttrReplica        = "fooddelivery.replica"          // the menu replica an attempt went to: "menu-2"
 	AttrFault          = "fooddelivery.fault"            // the fault rule that applied, as -fault writes it
 	AttrGraphQLErrors  = "fooddelivery.graphql_errors"   // gateway: the extensions.code of each error of its answer, in order
+	AttrGraphQLFields  = "fooddelivery.graphql_fields"   // gateway: the root fields the request asked for ("Mutation.placeOrder")
 )

@@ -71,8 +71,9 @@ type Summary struct {
 	Outcomes []string `json:"outcomes"`
 }
 
-// Flows of a trace: a checkout reaches the order service's POST /orders;
-// everything else is browsing.
+// Flows of a trace: a checkout asked the gateway for Mutation.placeOrder
+// or reached the order service's POST /orders; everything else is
+// browsing.
 const (
 	FlowCheckout = "checkout"
 	FlowBrowse   = "browse"
@@ -82,7 +83,7 @@ const (
 const (
 	OutcomeFailed   = "failed"   // the customer got a failure: the root span or a gateway server span ended in error, or answered 5xx
 	OutcomeSlow     = "slow"     // it took SlowTrace or longer
-	OutcomeRetried  = "retried"  // a call was sent more than once (EventAttempt, or two server spans with attempt > 1)
+	OutcomeRetried  = "retried"  // a retry loop sent a call again (EventAttempt); a hedged copy is not a retry
 	OutcomeHedged   = "hedged"   // a hedged copy was sent
 	OutcomeFallback = "fallback" // a fallback served
 )
@@ -187,7 +188,6 @@ func Summarize(t Trace) Summary {
 	end := s.Start
 	services := map[string]bool{}
 	outcomes := map[string]bool{}
-	retriedAt := map[string]int{} // server spans with attempt > 1, by route
 	for i, sp := range t.Spans {
 		if e := sp.Start.Add(time.Duration(sp.DurationMs * float64(time.Millisecond))); e.After(end) {
 			end = e
@@ -201,11 +201,8 @@ func Summarize(t Trace) Summary {
 		if sp.Error != "" && (i == 0 || sp.Kind == "server" && sp.Service == "gateway") {
 			outcomes[OutcomeFailed] = true
 		}
-		if sp.Attributes[AttrRoute] == "POST /orders" {
+		if sp.Attributes[AttrRoute] == "POST /orders" || hasString(sp.Attributes[AttrGraphQLFields], "Mutation.placeOrder") {
 			s.Flow = FlowCheckout
-		}
-		if n, ok := sp.Attributes[AttrAttempt].(int64); ok && n > 1 && sp.Kind == "server" {
-			retriedAt[sp.Name]++
 		}
 		for _, e := range sp.Events {
 			switch e.Name {
@@ -217,9 +214,6 @@ func Summarize(t Trace) Summary {
 				outcomes[OutcomeFallback] = true
 			}
 		}
-	}
-	if len(retriedAt) > 0 {
-		outcomes[OutcomeRetried] = true
 	}
 	s.DurationMs = ms(end.Sub(s.Start))
 	if end.Sub(s.Start) >= SlowTrace {
@@ -235,6 +229,18 @@ func Summarize(t Trace) Summary {
 	}
 	sort.Strings(s.Outcomes)
 	return s
+}
+
+// hasString reports whether v, an attribute's value as recorded ([]string)
+// or as read back from JSON ([]any), holds want.
+func hasString(v any, want string) bool {
+	switch l := v.(type) {
+	case []string:
+		return slices.Contains(l, want)
+	case []any:
+		return slices.Contains(l, any(want))
+	}
+	return false
 }
 
 // Has reports whether the summary has outcome o.

@@ -132,10 +132,10 @@ func TestSummarizeCountsAsFailedOnlyWhatTheCustomerGot(t *testing.T) {
 			span("gateway -> menu attempt 1", "client", "gateway", "context canceled", EventHedgeCancelled),
 			span("gateway -> menu attempt 2", "client", "gateway", "", EventHedgeSent, EventHedgeWon),
 		}, false},
-		{"a lost charge retried", []Span{
+		{"a lost charge answered again from payment's store", []Span{
 			span("gateway POST /graphql", "server", "gateway", ""),
 			span("order -> payment attempt 1", "client", "order", "EOF"),
-			span("order -> payment attempt 2", "client", "order", "", EventAttempt),
+			span("payment POST /charges", "server", "payment", "", EventReplay),
 		}, false},
 		{"a checkout the gateway answered NOT_CHARGED", []Span{
 			span("customer -> gateway POST", "client", "customer", ""),
@@ -147,8 +147,46 @@ func TestSummarizeCountsAsFailedOnlyWhatTheCustomerGot(t *testing.T) {
 		}, true},
 	} {
 		s := Summarize(Trace{TraceID: "t", Spans: tc.spans})
+		if s.Has(OutcomeRetried) {
+			t.Errorf("%s: outcomes %v, want no retried: no retry.attempt", tc.name, s.Outcomes)
+		}
 		if s.Has(OutcomeFailed) != tc.failed {
 			t.Errorf("%s: outcomes %v, want failed %v", tc.name, s.Outcomes, tc.failed)
+		}
+	}
+}
+
+// A trace is retried when a retry loop marked a retry (retry.attempt),
+// not when a server span carries an attempt number above 1: a hedged copy
+// carries one too, and so can a customer's own header. A checkout is what
+// asked the gateway for Mutation.placeOrder, also when no call left it
+// (a breaker refused), and also as read back from another process's JSON.
+func TestSummarizeTellsRetriesFromHedgesAndFindsCheckouts(t *testing.T) {
+	start := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	hedge := Trace{TraceID: "h", Spans: []Span{
+		{Name: "gateway POST /graphql", Kind: "server", Service: "gateway", Start: start},
+		{Name: "gateway -> menu attempt 2", Kind: "client", Service: "gateway", Start: start,
+			Events: []SpanEvent{{Name: EventHedgeSent, Time: start}}},
+		{Name: "menu-3 GET /restaurants/{id}/menu", Kind: "server", Service: "menu-3", Start: start,
+			Attributes: map[string]any{AttrAttempt: int64(2)}},
+	}}
+	if s := Summarize(hedge); s.Has(OutcomeRetried) || !s.Has(OutcomeHedged) || s.Flow != FlowBrowse {
+		t.Errorf("a hedged read: outcomes %v, flow %s; want hedged, not retried, browse", s.Outcomes, s.Flow)
+	}
+	retried := Trace{TraceID: "r", Spans: []Span{
+		{Name: "order POST /orders", Kind: "server", Service: "order", Start: start, Attributes: map[string]any{AttrRoute: "POST /orders"},
+			Events: []SpanEvent{{Name: EventAttempt, Time: start}}},
+	}}
+	if s := Summarize(retried); !s.Has(OutcomeRetried) || s.Flow != FlowCheckout {
+		t.Errorf("a charge retried by the order service's loop: outcomes %v, flow %s; want retried, checkout", s.Outcomes, s.Flow)
+	}
+	for _, fields := range []any{[]string{"Mutation.placeOrder"}, []any{"Mutation.placeOrder"}} {
+		refused := Trace{TraceID: "b", Spans: []Span{
+			{Name: "gateway POST /graphql", Kind: "server", Service: "gateway", Start: start, Error: "NOT_CHARGED",
+				Attributes: map[string]any{AttrGraphQLFields: fields}, Events: []SpanEvent{{Name: EventBreakerRefused, Time: start}}},
+		}}
+		if s := Summarize(refused); s.Flow != FlowCheckout || !s.Has(OutcomeFailed) {
+			t.Errorf("a checkout the breaker refused at the gateway (fields %#v): flow %s, outcomes %v; want checkout, failed", fields, s.Flow, s.Outcomes)
 		}
 	}
 }
