@@ -320,8 +320,9 @@ type options struct {
 	container bool
 }
 
-// maxTraces is the most traces -traces keeps: at about 20 spans of 1 KB
-// a trace, 200 MB at most.
+// maxTraces is the most traces -traces keeps: a checkout's trace has
+// about 15 spans of 1 to 2 KB (each attribute at most
+// tracing.MaxAttributeLength bytes), so 10,000 traces hold about 300 MB.
 const maxTraces = 10_000
 
 // faultSpecs collects the repeatable -fault flag. The specs are parsed after

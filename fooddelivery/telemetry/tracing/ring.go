@@ -56,6 +56,8 @@ type SpanEvent struct {
 type Trace struct {
 	TraceID string `json:"traceId"`
 	Spans   []Span `json:"spans"`
+
+	rooted bool // the Ring holds its root span (ParentID ""): the trace has ended here
 }
 
 // Summary describes one trace in the list of GET /admin/traces.
@@ -117,8 +119,7 @@ func (r *Ring) OnEnd(s sdktrace.ReadOnlySpan) {
 	t, ok := r.traces[id]
 	if !ok {
 		if len(r.order) >= r.maxTraces {
-			delete(r.traces, r.order[0])
-			r.order = slices.Delete(r.order, 0, 1)
+			r.evict()
 		}
 		t = &Trace{TraceID: id.String()}
 		r.traces[id] = t
@@ -127,6 +128,29 @@ func (r *Ring) OnEnd(s sdktrace.ReadOnlySpan) {
 	if len(t.Spans) < r.maxSpans {
 		t.Spans = append(t.Spans, rec)
 	}
+	t.rooted = t.rooted || rec.ParentID == ""
+}
+
+// evictScan is how many of the oldest traces evict looks at for one that
+// has ended.
+const evictScan = 64
+
+// evict drops the oldest trace that has ended (its root span recorded)
+// among the evictScan oldest, or else the oldest: a trace still in flight,
+// whose early spans ended long before its root (a checkout waiting on a
+// hung call), keeps what it has recorded while newer traces come and go.
+// A process that holds no root of its own (a service of -processes, whose
+// roots are in the gateway's process) drops the oldest. r.mu is held.
+func (r *Ring) evict() {
+	victim := 0
+	for i, id := range r.order[:min(len(r.order), evictScan)] {
+		if r.traces[id].rooted {
+			victim = i
+			break
+		}
+	}
+	delete(r.traces, r.order[victim])
+	r.order = slices.Delete(r.order, victim, victim+1)
 }
 
 // Shutdown does nothing: the Ring holds no resources.

@@ -79,8 +79,10 @@ func TestRingKeepsItsBounds(t *testing.T) {
 	if r.Len() != 3 {
 		t.Fatalf("a ring of 3 holds %d traces after 5", r.Len())
 	}
-	if _, ok := r.Trace(ids[1]); ok {
-		t.Errorf("trace 2 of 5 is still held: the oldest must go first")
+	for i, id := range ids {
+		if _, ok := r.Trace(id); ok != (i >= 2) {
+			t.Errorf("trace %d of 5: held %v; a ring of 3 holds the 3 latest, the oldest go first", i+1, ok)
+		}
 	}
 	got, ok := r.Trace(ids[4])
 	if !ok || len(got.Spans) != 2 {
@@ -188,5 +190,58 @@ func TestSummarizeTellsRetriesFromHedgesAndFindsCheckouts(t *testing.T) {
 		if s := Summarize(refused); s.Flow != FlowCheckout || !s.Has(OutcomeFailed) {
 			t.Errorf("a checkout the breaker refused at the gateway (fields %#v): flow %s, outcomes %v; want checkout, failed", fields, s.Flow, s.Outcomes)
 		}
+	}
+}
+
+// What a client sends is kept within MaxAttributeLength: a 1 MB
+// Idempotency-Key costs each trace a few hundred bytes, not a megabyte.
+func TestSpansKeepAClientsHugeHeaderShort(t *testing.T) {
+	tr := New(NewRing(10, 10))
+	srv := httptest.NewServer(tr.Server("payment", "POST /charges", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})))
+	defer srv.Close()
+	req, err := http.NewRequest(http.MethodPost, srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Idempotency-Key", strings.Repeat("k", 1<<20))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	traces := tr.Ring().Traces()
+	if len(traces) != 1 || len(traces[0].Spans) != 1 {
+		t.Fatalf("want one trace of one span, got %d traces", len(traces))
+	}
+	key, _ := traces[0].Spans[0].Attributes[AttrIdempotencyKey].(string)
+	if len(key) == 0 || len(key) > MaxAttributeLength {
+		t.Errorf("the span kept an Idempotency-Key of %d bytes from a 1 MiB header, want 1 to %d", len(key), MaxAttributeLength)
+	}
+}
+
+// A trace in flight (its children ended, its root not yet: a checkout
+// waiting on a hung call) keeps its spans while newer traces that have
+// ended come and go, and is whole when its root ends.
+func TestRingKeepsATraceInFlight(t *testing.T) {
+	tr := New(NewRing(3, 10))
+	ctx, hung := tr.tracer.Start(context.Background(), "customer -> gateway POST")
+	for range 2 {
+		_, child := tr.tracer.Start(ctx, "gateway -> auth GET")
+		child.End()
+	}
+	inFlight := hung.SpanContext().TraceID().String()
+	for range 5 {
+		_, done := tr.tracer.Start(context.Background(), "customer -> gateway GET")
+		done.End()
+	}
+	if got, ok := tr.Ring().Trace(inFlight); !ok || len(got.Spans) != 2 {
+		t.Fatalf("the trace in flight: held %v with %d spans after 5 newer traces ended; want held with its 2 ended spans", ok, len(got.Spans))
+	}
+	hung.End()
+	if got, ok := tr.Ring().Trace(inFlight); !ok || len(got.Spans) != 3 || got.Spans[0].Name != "customer -> gateway POST" {
+		t.Errorf("once its root ended the trace should be whole: held %v, %d spans", ok, len(got.Spans))
+	}
+	if n := tr.Ring().Len(); n != 3 {
+		t.Errorf("the ring holds %d traces, want its bound 3", n)
 	}
 }

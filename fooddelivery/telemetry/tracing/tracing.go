@@ -39,6 +39,13 @@ type Tracer struct {
 	prop   propagation.TextMapPropagator
 }
 
+// MaxAttributeLength bounds each string attribute a span keeps, in bytes
+// (OpenTelemetry's AttributeValueLengthLimit; longer values are cut):
+// several come from what a client sent (the Idempotency-Key, the user
+// agent, the path), and without a bound a client's 1 MB header would be
+// kept in every trace the ring holds.
+const MaxAttributeLength = 256
+
 // New returns a Tracer that keeps every span it ends in ring, and hands
 // it to each of more too (an OTLP exporter's processor, package otlp; a
 // test's). The ring records spans as they end, in the goroutine that ends
@@ -50,7 +57,10 @@ func New(ring *Ring, more ...sdktrace.SpanProcessor) *Tracer {
 	if ring == nil {
 		ring = NewRing(DefaultTraces, DefaultSpansPerTrace)
 	}
-	opts := []sdktrace.TracerProviderOption{sdktrace.WithSpanProcessor(ring), sdktrace.WithSampler(sdktrace.AlwaysSample())}
+	limits := sdktrace.NewSpanLimits()
+	limits.AttributeValueLengthLimit = MaxAttributeLength
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithSpanProcessor(ring), sdktrace.WithSampler(sdktrace.AlwaysSample()),
+		sdktrace.WithRawSpanLimits(limits)}
 	for _, p := range more {
 		opts = append(opts, sdktrace.WithSpanProcessor(p))
 	}
