@@ -383,9 +383,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopTracer(tracer, logger)
-	// The breakers keep logging their state changes as they did, on
-	// slog's default logger: a line each time one opens or closes.
-	w := opts.wire(func(s *compose.Settings) { s.Tracer = tracer })
+	// The breakers log their state changes (a line each time one opens,
+	// half-opens or closes) on the same logger, so -log and -log-level
+	// govern them too.
+	w := opts.wire(func(s *compose.Settings) { s.Tracer, s.Logger = tracer, logger })
 	w.Cfg.Logger = logger
 	w.Cfg.Network = memnet.NewLoopback()
 	if opts.container {

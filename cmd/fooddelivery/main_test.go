@@ -73,11 +73,18 @@ type running struct {
 // stop it.
 func startRun(t *testing.T, args ...string) *running {
 	t.Helper()
+	return startRunLogging(t, io.Discard, args...)
+}
+
+// startRunLogging is startRun with run's stderr, the services' log, going
+// to stderr.
+func startRunLogging(t *testing.T, stderr io.Writer, args ...string) *running {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &bannerWriter{ready: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), out, io.Discard)
+		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), out, stderr)
 	}()
 	r := &running{out: out, client: &http.Client{Timeout: 10 * time.Second}}
 	var result error
