@@ -15,8 +15,8 @@ import (
 // line: no line per request, nor the breaker's half-open trials).
 func TestLogFlagsGovernEveryLine(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		args     []string
+		name  string
+		args  []string
 		quiet bool // no info line
 	}{
 		{"info", []string{"-log-level", "info"}, false},
