@@ -511,13 +511,23 @@ func TestTracesRoutes(t *testing.T) {
 			{"/admin/traces?outcome=slowish", "bad_query", "failed, slow, retried"},
 			{"/admin/traces?limit=many", "bad_query", "1 to 500"},
 			{"/admin/traces?limit=0", "bad_query", "1 to 500"},
+			{"/admin/traces?outcomes=failed", "bad_query", "unknown parameter"},
+			{"/admin/traces?flow=checkout&flow=browse", "bad_query", "2 times"},
+			{"/admin/traces?limit=5&limit=abc", "bad_query", "2 times"},
+			{"/admin/traces?flow=", "bad_query", "flow is empty"},
+			{"/admin/traces?flow=%ZZ", "bad_query", "malformed"},
+			{"/admin/traces/0123", "bad_trace_id", "32 hex digits"},
+			{"/admin/traces/%3Cscript%3E", "bad_trace_id", "32 hex digits"},
+			{"/admin/traces/00000000000000000000000000000000", "bad_trace_id", "not all zero"},
+			{"/admin/changes?after=1&after=2", "bad_query", "2 times"},
+			{"/admin/changes?since=1", "bad_query", "unknown parameter"},
 		} {
 			r := rg.send(t, "GET", tc.path, "")
 			assert.Equal(t, 400, r.status, tc.path)
 			assert.Equal(t, tc.code, r.code(), tc.path)
 			assert.Contains(t, r.message(), tc.says, tc.path)
 		}
-		r := rg.send(t, "GET", "/admin/traces/0123", "")
+		r := rg.send(t, "GET", "/admin/traces/0123456789abcdef0123456789abcdef", "")
 		assert.Equal(t, 404, r.status, r.raw)
 		assert.Equal(t, "no_such_trace", r.code())
 		r = rg.send(t, "POST", "/admin/traces", "{}")
@@ -532,5 +542,7 @@ func TestTracesRoutes(t *testing.T) {
 		require.Equal(t, 200, r.status, r.raw)
 		assert.Contains(t, r.raw, `"gateway POST /graphql"`)
 		assert.Contains(t, r.raw, `"menu-`)
+		r = rg.send(t, "GET", "/admin/traces/"+strings.ToUpper(id), "")
+		assert.Equal(t, 200, r.status, "an id in upper case is the same id: %s", r.raw)
 	})
 }

@@ -3,7 +3,10 @@ package admin
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -301,8 +304,12 @@ func (a *api) putGameDay(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) changes(w http.ResponseWriter, r *http.Request) {
+	q, ok := strictQuery(w, r, "after")
+	if !ok {
+		return
+	}
 	var after int64
-	if s := r.URL.Query().Get("after"); s != "" {
+	if s, set := q["after"]; set {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 0 {
 			writeError(w, http.StatusBadRequest, "bad_query", "after must be a change number (0 or more)")
@@ -383,9 +390,12 @@ func (a *api) traces(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotImplemented, "not_wired", "tracing is off in this system (-traces 0); start it without -traces 0 to keep traces")
 		return
 	}
-	q := r.URL.Query()
+	q, ok := strictQuery(w, r, "flow", "outcome", "limit")
+	if !ok {
+		return
+	}
 	limit := 50
-	if s := q.Get("limit"); s != "" {
+	if s, set := q["limit"]; set {
 		n, err := strconv.Atoi(s)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "bad_query", fmt.Sprintf("limit %s: give a number of traces, 1 to %d", fooddelivery.Quote(s), tracing.MaxList))
@@ -394,7 +404,7 @@ func (a *api) traces(w http.ResponseWriter, r *http.Request) {
 		limit = n
 	}
 	all := a.cfg.Traces.Traces()
-	list, err := tracing.List(all, q.Get("flow"), q.Get("outcome"), limit)
+	list, err := tracing.List(all, q["flow"], q["outcome"], limit)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "bad_query", err.Error())
 		return
@@ -407,7 +417,12 @@ func (a *api) trace(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotImplemented, "not_wired", "tracing is off in this system (-traces 0); start it without -traces 0 to keep traces")
 		return
 	}
-	id := chi.URLParam(r, "id")
+	id := strings.ToLower(chi.URLParam(r, "id"))
+	if !tracing.ValidID(id) {
+		writeError(w, http.StatusBadRequest, "bad_trace_id",
+			fmt.Sprintf("%s is no trace id: ids are 32 hex digits, not all zero, as GET /admin/traces lists them", fooddelivery.Quote(chi.URLParam(r, "id"))))
+		return
+	}
 	t, ok := a.cfg.Traces.Trace(id)
 	if !ok {
 		writeError(w, http.StatusNotFound, "no_such_trace",
@@ -415,4 +430,34 @@ func (a *api) trace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"trace": t})
+}
+
+// strictQuery reads r's query for a handler that takes the parameters
+// names, each at most once and with a value, and answers 400 bad_query
+// (returning false) for anything else: a malformed escape, an unknown
+// name (a typo would otherwise silently mean "no filter"), a repeat or an
+// empty value.
+func strictQuery(w http.ResponseWriter, r *http.Request, names ...string) (map[string]string, bool) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "bad_query", "the query is malformed: "+err.Error())
+		return nil, false
+	}
+	out := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		values := q[name]
+		switch {
+		case !slices.Contains(names, name):
+			writeError(w, http.StatusBadRequest, "bad_query", fmt.Sprintf("unknown parameter %s: this route takes %s", fooddelivery.Quote(name), strings.Join(names, ", ")))
+			return nil, false
+		case len(values) > 1:
+			writeError(w, http.StatusBadRequest, "bad_query", fmt.Sprintf("%s is given %d times: give it once", name, len(values)))
+			return nil, false
+		case values[0] == "":
+			writeError(w, http.StatusBadRequest, "bad_query", fmt.Sprintf("%s is empty: give a value, or leave it out", name))
+			return nil, false
+		}
+		out[name] = values[0]
+	}
+	return out, true
 }

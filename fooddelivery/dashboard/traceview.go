@@ -54,28 +54,9 @@ func checkTraceParams(q url.Values) string {
 		return fmt.Sprintf("outcome %s is not an outcome of the trace view: give one of %s, or leave outcome out for every trace",
 			fooddelivery.Quote(v[0]), strings.Join(tracing.Outcomes, ", "))
 	}
-	if v, ok := q["trace"]; ok && v[0] != TraceNewest && !isTraceID(v[0]) {
+	if v, ok := q["trace"]; ok && v[0] != TraceNewest && !tracing.ValidID(v[0]) {
 		return fmt.Sprintf("trace %s is not a trace id: give the %d lowercase hex digits GET /admin/traces lists, or %s for the newest trace that matches the filters",
 			fooddelivery.Quote(v[0]), traceIDLen, TraceNewest)
 	}
 	return ""
-}
-
-// isTraceID reports whether s is a valid W3C trace id in lowercase hex:
-// 32 digits, not all zero.
-func isTraceID(s string) bool {
-	if len(s) != traceIDLen {
-		return false
-	}
-	zero := true
-	for _, c := range s {
-		switch {
-		case c == '0':
-		case c >= '1' && c <= '9', c >= 'a' && c <= 'f':
-			zero = false
-		default:
-			return false
-		}
-	}
-	return !zero
 }

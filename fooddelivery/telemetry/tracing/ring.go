@@ -349,3 +349,23 @@ func List(traces []Trace, flow, outcome string, limit int) ([]Summary, error) {
 	}
 	return out, nil
 }
+
+// ValidID reports whether s is a trace id as the Ring lists them: a W3C
+// trace id in lowercase hex, 32 digits, not all zero (Trace Context's
+// invalid id).
+func ValidID(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	zero := true
+	for _, c := range s {
+		switch {
+		case c == '0':
+		case c >= '1' && c <= '9', c >= 'a' && c <= 'f':
+			zero = false
+		default:
+			return false
+		}
+	}
+	return !zero
+}

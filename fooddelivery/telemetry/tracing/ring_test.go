@@ -245,3 +245,23 @@ func TestRingKeepsATraceInFlight(t *testing.T) {
 		t.Errorf("the ring holds %d traces, want its bound 3", n)
 	}
 }
+
+// ValidID takes exactly the ids the admin API lists: 32 lowercase hex
+// digits, not all zero (W3C Trace Context's invalid id).
+func TestValidID(t *testing.T) {
+	for s, want := range map[string]bool{
+		"a95e4b67da66d7a946545af858c865cb":  true,
+		"00000000000000000000000000000001":  true,
+		"00000000000000000000000000000000":  false,
+		"a95e4b67da66d7a946545af858c865c":   false,
+		"a95e4b67da66d7a946545af858c865cb0": false,
+		"A95E4B67DA66D7A946545AF858C865CB":  false,
+		"g95e4b67da66d7a946545af858c865cb":  false,
+		"":                                  false,
+		"a95e4b67-da66-d7a9-4654-5af858c8":  false,
+	} {
+		if got := ValidID(s); got != want {
+			t.Errorf("ValidID(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
