@@ -15,9 +15,9 @@
 //	       belongs to
 //
 // The default level of cmd/fooddelivery is warn, quiet while a demo runs
-// (an injected fault's 503 is not worth a line, an internal error is; the
-// breakers' state changes keep their own lines on slog's default logger); cmd/fooddelivery's
-// -log-level info shows every request. A service finds its logger on the
+// (an injected fault's 503 is not worth a line, an internal error is, and
+// so is a circuit breaker that opens, which lab 05's breaker logs at
+// warn); cmd/fooddelivery's -log-level info shows every request. A service finds its logger on the
 // request's context (From), where its instance put it (With).
 package logs
 
