@@ -492,8 +492,11 @@ func (x *request) callResolver(ctx context.Context, resolve resolver, typeName s
 // own errors keep theirs; dependency errors say which field failed and
 // why; unexpected errors are not shown (they may carry internals).
 //
-// What is not shown is logged, at error, on the request's logger
-// (logs.From), with the field and the request's trace.
+// What is not shown is logged on the request's logger (logs.From), with
+// the field and the request's trace: an unexpected error at error (a bug
+// to fix), the failure behind a dependency's error or behind a fallback
+// at info (the system working as designed, which a demo at the default
+// level warn need not hear about).
 func describe(ctx context.Context, typeName, field string, err error) error {
 	var ce *codedError
 	if errors.As(err, &ce) {
@@ -501,6 +504,10 @@ func describe(ctx context.Context, typeName, field string, err error) error {
 	}
 	var fe *FallbackError
 	if errors.As(err, &fe) {
+		if fe.Err != nil {
+			logs.From(ctx).InfoContext(ctx, "failure covered by a fallback", "field", typeName+"."+field, "code", fe.code(),
+				"error", fe.Err.Error(), "request_id", fooddelivery.RequestIDFrom(ctx))
+		}
 		return &codedError{code: fe.code(), msg: fe.message(), err: fe.Err}
 	}
 	code := ErrorCode(err)
@@ -516,6 +523,8 @@ func describe(ctx context.Context, typeName, field string, err error) error {
 	if (code == CodeBadRequest || code == CodeNotFound) && errors.As(err, &call) && call.Message != "" {
 		return &codedError{code: code, msg: fmt.Sprintf("%s.%s: %s", typeName, field, call.Message)}
 	}
+	logs.From(ctx).InfoContext(ctx, "dependency failure kept from the client", "field", typeName+"."+field, "code", code,
+		"error", err.Error(), "request_id", fooddelivery.RequestIDFrom(ctx))
 	return &codedError{code: code, msg: fmt.Sprintf("%s.%s: %s", typeName, field, publicMessages[code]), err: err}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -31,11 +32,11 @@ func logLines(t *testing.T, log string) []map[string]any {
 	return out
 }
 
-// What a client is never told is in the gateway's log: a dependency's
-// internal error text (or a panic's value) reaches the log, at error, on
-// a line that names the field, the request id and the trace of the
-// request's server span, while the client's answer has the fixed INTERNAL
-// message only. The request's own line (route, status) shares the request
+// What a client is never told is in the gateway's log: an unexpected
+// error's text or a panic's value at error, a dependency's failure behind
+// the fixed message of its code at info, each on a line that names the
+// field, the request id and the trace of the request's server span, while
+// the client's answer has its code's fixed message only. The request's own line (route, status) shares the request
 // id and the trace id, so that the internal text leads to its request.
 func TestLogsCarryTheInternalTextClientsNeverSee(t *testing.T) {
 	const secretErr = "eta shard 10.9.8.7:7001 answered garbage: checksum 0xdeadbeef in eta_cache.go:88"
@@ -44,9 +45,14 @@ func TestLogsCarryTheInternalTextClientsNeverSee(t *testing.T) {
 		fail   func(s *system)
 		secret string // the internal text
 		key    string // the log attribute that must hold it
+		code   string // the client's extensions.code
+		level  string // the line's level: ERROR for a bug, INFO for a failure the system expects
 	}{
-		{"error", func(s *system) { s.eta.err = map[string]error{"r2": errors.New(secretErr)} }, secretErr, "error"},
-		{"panic", func(s *system) { s.eta.panicOn = "r2" }, "eta client bug", "panic"},
+		{"error", func(s *system) { s.eta.err = map[string]error{"r2": errors.New(secretErr)} }, secretErr, "error", gateway.CodeInternal, "ERROR"},
+		{"panic", func(s *system) { s.eta.panicOn = "r2" }, "eta client bug", "panic", gateway.CodeInternal, "ERROR"},
+		{"a dependency's failure", func(s *system) {
+			s.eta.err = map[string]error{"r2": fmt.Errorf("%w: eta shard 10.9.8.7:7001 refused the connection", fooddelivery.ErrUnavailable)}
+		}, "eta shard 10.9.8.7:7001 refused the connection", "error", gateway.CodeUnavailable, "INFO"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSystem()
@@ -84,7 +90,7 @@ func TestLogsCarryTheInternalTextClientsNeverSee(t *testing.T) {
 				require.NoError(t, json.Unmarshal(body, &answer), "body %s", body)
 				e := answer.ErrorAt("restaurants", 1, "eta")
 				require.NotNil(t, e, "no error at restaurants.1.eta; errors: %+v", answer.Errors)
-				require.Equal(t, gateway.CodeInternal, e.Code(), "code of the error at restaurants.1.eta: %+v", e)
+				require.Equal(t, tc.code, e.Code(), "code of the error at restaurants.1.eta: %+v", e)
 
 				// The request's server span, found by the request id it
 				// recorded.
@@ -120,9 +126,9 @@ func TestLogsCarryTheInternalTextClientsNeverSee(t *testing.T) {
 				if internal == nil {
 					t.Fatalf("no log line has %q under %q; the %d lines:\n%s", tc.secret, tc.key, len(lines), log)
 				}
-				if internal["level"] != "ERROR" || internal["field"] != "Restaurant.eta" || internal["request_id"] != requestID {
-					t.Errorf("the line with the internal text has level %v, field %v, request_id %v; want ERROR, Restaurant.eta, %s: %v",
-						internal["level"], internal["field"], internal["request_id"], requestID, internal)
+				if internal["level"] != tc.level || internal["field"] != "Restaurant.eta" || internal["request_id"] != requestID {
+					t.Errorf("the line with the internal text has level %v, field %v, request_id %v; want %s, Restaurant.eta, %s: %v",
+						internal["level"], internal["field"], internal["request_id"], tc.level, requestID, internal)
 				}
 				if internal["trace_id"] != traceID {
 					t.Errorf("the line with the internal text has trace_id %v, the request's span has %s: %v", internal["trace_id"], traceID, internal)

@@ -25,6 +25,7 @@
 //
 //	timeout               the caller gave up at its timeout or deadline (fooddelivery.elapsed_ms)
 //	retry.attempt         attempt n was sent (fooddelivery.attempt, fooddelivery.backoff_ms)
+//	http.resent           net/http sent the request again on a new connection, the reused one having broken before any answer (fooddelivery.attempt)
 //	retry.budget_refused  the retry budget withheld a retry
 //	breaker.refused       the circuit breaker failed the call without sending it
 //	bulkhead.full         the compartment was full and refused the call (fooddelivery.waited_ms)

@@ -21,6 +21,7 @@ const (
 const (
 	EventTimeout        = "timeout"              // the caller gave up at its timeout or deadline; AttrElapsedMs
 	EventAttempt        = "retry.attempt"        // attempt n of a call was sent; AttrAttempt, AttrBackoffMs
+	EventResent         = "http.resent"          // net/http's Transport sent the request again on a new connection (the reused one broke before any answer); AttrAttempt
 	EventBudgetRefused  = "retry.budget_refused" // the retry budget withheld a retry of a retryable failure
 	EventBreakerRefused = "breaker.refused"      // the circuit breaker failed the call without sending it
 	EventBulkheadFull   = "bulkhead.full"        // the compartment was full: the call was refused; AttrWaitedMs

@@ -85,7 +85,7 @@ const (
 const (
 	OutcomeFailed   = "failed"   // the customer got a failure: the root span or a gateway server span ended in error, or answered 5xx
 	OutcomeSlow     = "slow"     // it took SlowTrace or longer
-	OutcomeRetried  = "retried"  // a retry loop sent a call again (EventAttempt); a hedged copy is not a retry
+	OutcomeRetried  = "retried"  // a call was sent again, by a retry loop (EventAttempt) or by net/http itself (EventResent); a hedged copy is not a retry
 	OutcomeHedged   = "hedged"   // a hedged copy was sent
 	OutcomeFallback = "fallback" // a fallback served
 )
@@ -230,7 +230,7 @@ func Summarize(t Trace) Summary {
 		}
 		for _, e := range sp.Events {
 			switch e.Name {
-			case EventAttempt:
+			case EventAttempt, EventResent:
 				outcomes[OutcomeRetried] = true
 			case EventHedgeSent:
 				outcomes[OutcomeHedged] = true

@@ -2,9 +2,11 @@ package tracing
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -263,5 +265,52 @@ func TestValidID(t *testing.T) {
 		if got := ValidID(s); got != want {
 			t.Errorf("ValidID(%q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// When the reused connection a keyed POST went out on breaks before any
+// answer, net/http sends the request again on a new one by itself; the
+// client span marks it http.resent, and the trace counts as retried.
+func TestClientSpanMarksWhatNetHTTPResent(t *testing.T) {
+	tr := New(NewRing(10, 10))
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 2 { // the POST, on the connection the GET left idle
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+	}))
+	defer srv.Close()
+	client := &http.Client{Transport: tr.Client(&http.Transport{}, "order", "payment")}
+	warm, err := client.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, warm.Body)
+	warm.Body.Close()
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader("{}"))
+	req.Header.Set("Idempotency-Key", "order-service/charge/ord-1")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("net/http should have sent the keyed POST again on a new connection: %v", err)
+	}
+	resp.Body.Close()
+	var post Trace
+	for _, tt := range tr.Ring().Traces() {
+		for _, s := range tt.Spans {
+			if s.Name == "order -> payment POST" {
+				post = tt
+			}
+		}
+	}
+	if len(post.Spans) != 1 || len(post.Spans[0].Events) != 1 || post.Spans[0].Events[0].Name != EventResent {
+		t.Fatalf("the POST's trace: %+v; want one client span with one %s event (the server saw %d requests)", post, EventResent, n.Load())
+	}
+	if !Summarize(post).Has(OutcomeRetried) {
+		t.Errorf("a request net/http resent counts as retried: outcomes %v", Summarize(post).Outcomes)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
+	"sync/atomic"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
@@ -146,13 +148,49 @@ func (t *Tracer) Client(base http.RoundTripper, from, to string) http.RoundTripp
 		base = http.DefaultTransport
 	}
 	inner := roundTripper{func(r *http.Request) (*http.Response, error) {
-		describe(trace.SpanFromContext(r.Context()), r)
-		return base.RoundTrip(r)
+		span := trace.SpanFromContext(r.Context())
+		describe(span, r)
+		return base.RoundTrip(watchResends(r, span))
 	}, base}
 	traced := otelhttp.NewTransport(inner, t.options(func(r *http.Request) string {
 		return fmt.Sprintf(SpanClientFormat, from, to, r.Method)
 	}, otelhttp.WithSpanOptions(trace.WithAttributes(attribute.String(AttrFrom, from), attribute.String(AttrTo, to))))...)
 	return roundTripper{traced.RoundTrip, base}
+}
+
+// resendKey carries the resendWatch of the innermost span that watches a
+// request's connections.
+type resendKey struct{}
+
+// resendWatch counts the connections one span's request got.
+type resendWatch struct {
+	conns atomic.Int32
+	below atomic.Bool // a span below (an attempt's) watches its own request
+}
+
+// watchResends returns r watched for what net/http's Transport does by
+// itself: it sends a replayable request (a GET, or one with an
+// Idempotency-Key) again on a new connection when the reused one it went
+// out on broke before any answer, a retry below every retry loop that only
+// a second connection shows. Each connection after the first records
+// EventResent on span. A client span with attempt spans below it (a
+// hedger's copies, a retry loop's attempts, each with a connection of its
+// own) leaves the watching to them.
+func watchResends(r *http.Request, span trace.Span) *http.Request {
+	if outer, ok := r.Context().Value(resendKey{}).(*resendWatch); ok {
+		outer.below.Store(true)
+	}
+	w := &resendWatch{}
+	ctx := context.WithValue(r.Context(), resendKey{}, w)
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
+		if w.below.Load() {
+			return
+		}
+		if n := w.conns.Add(1); n > 1 {
+			recordEvent(r.Context(), span, EventResent, attribute.Int(AttrAttempt, int(n)))
+		}
+	}})
+	return r.WithContext(ctx)
 }
 
 // attemptKey carries an attempt's number to Attempts.
@@ -198,7 +236,7 @@ func (t *Tracer) Attempts(base http.RoundTripper, from, to string) http.RoundTri
 		case a.N > 1:
 			recordEvent(r.Context(), span, EventAttempt, attribute.Int(AttrAttempt, a.N), attribute.Float64(AttrBackoffMs, a.BackoffMs))
 		}
-		resp, err := base.RoundTrip(r)
+		resp, err := base.RoundTrip(watchResends(r, span))
 		if err != nil && a.N > 0 && errors.Is(err, context.Canceled) {
 			recordEvent(r.Context(), span, EventHedgeCancelled, attribute.Int(AttrAttempt, a.N))
 		}
