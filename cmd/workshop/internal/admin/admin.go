@@ -18,7 +18,7 @@ import (
 	"github.com/gophereats/resilience/cmd/workshop/internal/repo"
 )
 
-const adminUsage = `usage: go run ./cmd/workshop admin [-addr 127.0.0.1:8080] command
+const adminUsage = `usage: go run ./cmd/workshop admin [-addr 127.0.0.1:8080] [-json] command
 
 Sends one request to the running system's admin API (go run ./cmd/fooddelivery)
 and prints the answer, so no shell has to quote JSON. Commands:
@@ -38,8 +38,10 @@ and prints the answer, so no shell has to quote JSON. Commands:
   check                     the checker: what customers were told against what was stored
   crash SERVICE now|next-charge
                             kill a service's process (-processes only): crash payment next-charge
-  traces                    the latest traces (traces checkout, traces retried: by flow or outcome)
-  trace ID                  one trace's spans and the patterns' decisions
+  traces [FLOW] [OUTCOME]   the latest traces, by flow (checkout, browse) and outcome (failed, slow,
+                            retried, hedged, fallback): traces checkout retried
+  trace ID                  one trace as a text waterfall: its spans on one time axis, and the
+                            patterns' decisions (-json: the admin API's JSON)
 `
 
 // adminWords are the admin command's commands.
@@ -49,6 +51,9 @@ var adminWords = []string{"faults", "fault", "unfault", "load", "scenarios", "sc
 type adminRequest struct {
 	method, path string
 	body         any // JSON-encoded when not nil
+	// render, when set, prints a 2xx answer for people instead of the
+	// indented JSON (admin's -json keeps the JSON).
+	render func(w io.Writer, raw []byte) error
 }
 
 // parseAdmin turns the admin command's words into a request, or errUsage.
@@ -69,13 +74,13 @@ func parseAdmin(args []string) (adminRequest, error) {
 	switch cmd {
 	case "fault":
 		if spec, ok := one(); ok {
-			return adminRequest{http.MethodPost, "/admin/faults", map[string]string{"spec": spec}}, nil
+			return adminRequest{method: http.MethodPost, path: "/admin/faults", body: map[string]string{"spec": spec}}, nil
 		}
 	case "unfault":
 		if spec, ok := one(); ok && spec == "all" {
-			return adminRequest{http.MethodDelete, "/admin/faults?all=true", nil}, nil
+			return adminRequest{method: http.MethodDelete, path: "/admin/faults?all=true", body: nil}, nil
 		} else if ok {
-			return adminRequest{http.MethodDelete, "/admin/faults?spec=" + url.QueryEscape(spec), nil}, nil
+			return adminRequest{method: http.MethodDelete, path: "/admin/faults?spec=" + url.QueryEscape(spec), body: nil}, nil
 		}
 	case "load":
 		if n, ok := one(); ok {
@@ -83,31 +88,37 @@ func parseAdmin(args []string) (adminRequest, error) {
 			if err != nil {
 				return adminRequest{}, fmt.Errorf("admin load %q: the rate is a whole number of requests a second", n)
 			}
-			return adminRequest{http.MethodPut, "/admin/load", map[string]int{"rate": rate}}, nil
+			return adminRequest{method: http.MethodPut, path: "/admin/load", body: map[string]int{"rate": rate}}, nil
 		}
 	case "scenario":
 		if name, ok := one(); ok && name == "stop" {
-			return adminRequest{http.MethodPost, "/admin/scenario/stop", struct{}{}}, nil
+			return adminRequest{method: http.MethodPost, path: "/admin/scenario/stop", body: struct{}{}}, nil
 		} else if ok {
-			return adminRequest{http.MethodPost, "/admin/scenarios/" + url.PathEscape(name) + "/start", struct{}{}}, nil
+			return adminRequest{method: http.MethodPost, path: "/admin/scenarios/" + url.PathEscape(name) + "/start", body: struct{}{}}, nil
 		}
 	case "crash":
 		if len(rest) == 2 {
-			return adminRequest{http.MethodPost, "/admin/crash", map[string]string{"service": rest[0], "when": rest[1]}}, nil
+			return adminRequest{method: http.MethodPost, path: "/admin/crash", body: map[string]string{"service": rest[0], "when": rest[1]}}, nil
 		}
 		return adminRequest{}, fmt.Errorf("admin crash: say the service and when: crash payment now, or crash payment next-charge")
 	case "traces":
-		if by, ok := one(); ok {
-			for _, f := range []string{"checkout", "browse"} { // the system's flows of a trace
-				if by == f {
-					return adminRequest{method: http.MethodGet, path: "/admin/traces?flow=" + by}, nil
+		if len(rest) <= 2 {
+			q := url.Values{}
+			for _, by := range rest {
+				key := "outcome"
+				if by == "checkout" || by == "browse" { // the system's flows of a trace
+					key = "flow"
 				}
+				if q.Has(key) {
+					return adminRequest{}, fmt.Errorf("admin traces %s: give at most one flow (checkout, browse) and one outcome (failed, slow, retried, hedged, fallback)", strings.Join(rest, " "))
+				}
+				q.Set(key, by)
 			}
-			return adminRequest{method: http.MethodGet, path: "/admin/traces?outcome=" + url.QueryEscape(by)}, nil
+			return adminRequest{method: http.MethodGet, path: "/admin/traces?" + q.Encode()}, nil
 		}
 	case "trace":
 		if id, ok := one(); ok {
-			return adminRequest{method: http.MethodGet, path: "/admin/traces/" + url.PathEscape(id)}, nil
+			return adminRequest{method: http.MethodGet, path: "/admin/traces/" + url.PathEscape(id), render: waterfall}, nil
 		}
 	case "gameday":
 		features := map[string]bool{}
@@ -118,7 +129,7 @@ func parseAdmin(args []string) (adminRequest, error) {
 			}
 			features[k] = v == "on"
 		}
-		return adminRequest{http.MethodPut, "/admin/gameday", map[string]any{"features": features}}, nil
+		return adminRequest{method: http.MethodPut, path: "/admin/gameday", body: map[string]any{"features": features}}, nil
 	}
 	if !slices.Contains(adminWords, cmd) {
 		return adminRequest{}, fmt.Errorf("admin %s: no such command; the commands are %s (go run ./cmd/workshop admin lists them)",
@@ -133,6 +144,7 @@ func Admin(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("admin", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	addr := fs.String("addr", "127.0.0.1:8080", "")
+	asJSON := fs.Bool("json", false, "")
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprint(stdout, adminUsage)
 		return repo.ErrFailed
@@ -173,6 +185,9 @@ func Admin(ctx context.Context, args []string, stdout io.Writer) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
 		return err
+	}
+	if req.render != nil && !*asJSON && resp.StatusCode < 300 {
+		return req.render(stdout, raw)
 	}
 	var pretty bytes.Buffer
 	if json.Indent(&pretty, raw, "", "  ") == nil {
