@@ -12,7 +12,8 @@ import (
 )
 
 // composeRepo returns a workspace holding compose as compose.yaml and,
-// when module is true, the repository's own composefile module.
+// when module is true, the repository's own composefile module and its
+// deploy/Dockerfile.
 func composeRepo(t *testing.T, compose string, module bool) *repo.Workspace {
 	t.Helper()
 	root := t.TempDir()
@@ -38,6 +39,12 @@ func composeRepo(t *testing.T, compose string, module bool) *repo.Workspace {
 			}
 			write(composeFileDir+"/"+filepath.Base(f), data)
 		}
+		// The module's tests hold compose.yaml to deploy/Dockerfile too.
+		dockerfile, err := os.ReadFile(filepath.Join("../../../..", "deploy", "Dockerfile"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write("deploy/Dockerfile", dockerfile)
 	}
 	ws, err := repo.Open("../../../..", io.Discard, io.Discard)
 	if err != nil {
