@@ -158,6 +158,7 @@ func sectionProblems(en, de string, e, d mdSection, hints bool) []string {
 	if hints && e.level == 3 && e.heading != d.heading {
 		problems = append(problems, fmt.Sprintf("%s: a hint's heading quotes the tests' English failure and stays as in %s: %q", where, en, e.heading))
 	}
+	problems = append(problems, termProblems(where, d.heading, body, fenced)...)
 	eb, db := codeBlocks(e.body, e.fenced), codeBlocks(body, fenced)
 	if !slices.Equal(eb, db) {
 		problems = append(problems, fmt.Sprintf("%s: its code blocks differ from the English ones (%d in English, %d in German): code blocks are copied byte for byte", where, len(eb), len(db)))
@@ -173,6 +174,41 @@ func sectionProblems(en, de string, e, d mdSection, hints bool) []string {
 		if miss, extra := multisetDiff(c.get(e.heading, e.body, e.fenced), c.get(d.heading, body, fenced)); len(miss)+len(extra) > 0 {
 			problems = append(problems, fmt.Sprintf("%s: its %s differ from the English section's: missing %s, not in the English %s",
 				where, c.what, listOrNone(miss), listOrNone(extra)))
+		}
+	}
+	return problems
+}
+
+// germanTerms are the variants the German edition does not use, each
+// with the one term it uses for that concept instead, so that a concept
+// has one name in every German file (in prose; code and commands keep
+// their English names).
+var germanTerms = []struct {
+	variant *regexp.Regexp
+	term    string
+}{
+	{regexp.MustCompile(`Bestell-Service|Order-Service`), "Bestellservice"},
+	{regexp.MustCompile(`Zahlungsdienst|Payment-Service`), "Zahlungsservice"},
+	{regexp.MustCompile(`Menü-Service|Menu-Service`), "Menüservice"},
+	{regexp.MustCompile(`Kurier-Service|Courier-Service`), "Kurierservice"},
+	{regexp.MustCompile(`[Dd]oppel(?:be)?lastung`), "Doppelabbuchung"},
+	{regexp.MustCompile(`Belastung`), "Abbuchung"},
+	{regexp.MustCompile(`\bRepliken?\b`), "Replikat"},
+	{regexp.MustCompile(`künstliche[nmrs]? Zeit|Fake-Zeit`), "simulierte Zeit"},
+	{regexp.MustCompile(`Punktekarte|Score[- ]Cards?`), "Scorecard"},
+	{regexp.MustCompile(`Abteilung`), "Abteil"},
+}
+
+// termProblems names each variant of germanTerms in the prose of a German
+// section (outside code blocks and inline code).
+func termProblems(where, heading string, body []string, fenced []bool) []string {
+	var problems []string
+	for _, l := range prose(heading, body, fenced) {
+		l = codeSpan.ReplaceAllString(l, "")
+		for _, t := range germanTerms {
+			for _, v := range t.variant.FindAllString(l, -1) {
+				problems = append(problems, fmt.Sprintf("%s: says %q; the German edition calls it %s in every file (one term per concept)", where, v, t.term))
+			}
 		}
 	}
 	return problems

@@ -228,3 +228,27 @@ func TestRepositoryGermanMarkers(t *testing.T) {
 		t.Error(p)
 	}
 }
+
+// One term per concept: a German section that says "Bestell-Service" (or
+// another variant of germanTerms) is named with the term to use; the same
+// words inside inline code or a code block are code, and pass.
+func TestGermanTermsAreOnePerConcept(t *testing.T) {
+	en := mdSection{level: 2, heading: "The pattern", body: []string{"The order service retries `Bestell-Service`.", "```", "Bestell-Service", "```"},
+		fenced: []bool{false, true, true, true}}
+	de := mdSection{level: 2, heading: "Das Muster", body: []string{"<!-- en: " + sectionHash(en) + " -->", "Der Bestell-Service wiederholt `Bestell-Service`; eine Belastung.",
+		"```", "Bestell-Service", "```"}, fenced: []bool{false, false, true, true, true}}
+	problems := sectionProblems("README.md", "README.de.md", en, de, false)
+	want := []string{`says "Bestell-Service"; the German edition calls it Bestellservice`, `says "Belastung"; the German edition calls it Abbuchung`}
+	if len(problems) != len(want) {
+		t.Fatalf("want %d problems (the prose's two variants, not the code's), got %d:\n%s", len(want), len(problems), strings.Join(problems, "\n"))
+	}
+	for i, w := range want {
+		if !strings.Contains(problems[i], w) {
+			t.Errorf("problem %d: %s\nwant it to say %s", i+1, problems[i], w)
+		}
+	}
+	de.body[1] = "Der Bestellservice wiederholt `Bestell-Service`; eine Abbuchung."
+	if problems := sectionProblems("README.md", "README.de.md", en, de, false); len(problems) != 0 {
+		t.Errorf("the one terms pass: %s", strings.Join(problems, "\n"))
+	}
+}
