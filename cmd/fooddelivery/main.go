@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/gophereats/resilience/fooddelivery"
+	"github.com/gophereats/resilience/fooddelivery/admin"
 	"github.com/gophereats/resilience/fooddelivery/faults"
 	"github.com/gophereats/resilience/fooddelivery/loadgen"
 	"github.com/gophereats/resilience/fooddelivery/memnet"
@@ -59,6 +60,11 @@ examples. Ctrl-C stops it.
 Flags:
   -addr host:port   where the gateway listens; loopback only (default 127.0.0.1:8080;
                     127.0.0.1:0 picks a free port)
+  -allow-host name  also answer the dashboard, GraphiQL and the admin API under name, over
+                    HTTPS: the host a port-forwarding proxy gives the gateway's port (a GitHub
+                    Codespace forwards 8080 as NAME-8080.app.github.dev); repeatable; every
+                    other host and origin is still refused. Default: the environment's
+                    FOODDELIVERY_ALLOW_HOST (the dev container sets it in a Codespace), else none
   -fault spec       inject a fault, repeatable: service[:route]=kind[,key=value...]
                     kinds: latency, tail, hang, error, reset, slowbody, lose, refuse, blackhole
                     examples: -fault payment=hang              every charge hangs (at most 30s)
@@ -263,6 +269,8 @@ func usagef(format string, args ...any) error {
 
 // options are the parsed flags.
 type options struct {
+	// allowHosts are -allow-host's names (admin.AllowForwarded).
+	allowHosts []string
 	addr       string
 	faults     []faults.Rule
 	seed       int64
@@ -353,6 +361,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if err != nil {
+		return err
+	}
+	if err := allowForwarded(opts, stderr); err != nil {
 		return err
 	}
 
@@ -495,6 +506,8 @@ func parseFlags(args []string) (options, error) {
 	var labs labFlags
 	opts := options{}
 	fs.StringVar(&opts.addr, "addr", "127.0.0.1:8080", "")
+	var allowHosts peerFlags
+	fs.Var(&allowHosts, "allow-host", "")
 	fs.Var(&specs, "fault", "")
 	fs.Int64Var(&opts.seed, "seed", 1, "")
 	fs.IntVar(&opts.orderLimit, "order-limit", system.DefaultLimits["order"], "")
@@ -605,6 +618,7 @@ func parseFlags(args []string) (options, error) {
 		return options{}, err
 	}
 	opts.peers = peerAddrs
+	opts.allowHosts = allowHosts
 	if len(vias) > 0 && opts.service == "" {
 		return options{}, usagef("-via says where to dial another process's service, for a process that runs one service: add -service NAME")
 	}
@@ -744,6 +758,32 @@ func builtIn() string {
 	return fmt.Sprintf("labs %s (tags %s)", strings.Join(labs, ", "), strings.Join(tags, ","))
 }
 
+// allowEnv names the environment variable that gives -allow-host's
+// default: the dev container sets it to the Codespace's forwarded host.
+const allowEnv = "FOODDELIVERY_ALLOW_HOST"
+
+// allowForwarded allows the forwarded hosts of -allow-host, or else of
+// allowEnv, beside loopback (admin.AllowForwarded). A bad -allow-host
+// is a usage error; a bad allowEnv (a dev container outside a Codespace
+// leaves its parts empty) allows nothing more and says so on stderr.
+func allowForwarded(opts options, stderr io.Writer) error {
+	if len(opts.allowHosts) > 0 {
+		if err := admin.AllowForwarded(opts.allowHosts...); err != nil {
+			return usagef("-allow-host: %v", err)
+		}
+		return nil
+	}
+	v := strings.TrimSpace(os.Getenv(allowEnv))
+	if v == "" {
+		return nil
+	}
+	if err := admin.AllowForwarded(v); err != nil {
+		fmt.Fprintf(stderr, "%s=%q is no host name (%v): the pages answer on loopback only\n", allowEnv, v, err)
+		return nil
+	}
+	return nil
+}
+
 // banner is what run prints once the system is up: where it listens, how it
 // is configured, and requests to paste into another terminal.
 func banner(url string, opts options) string {
@@ -786,6 +826,9 @@ func banner(url string, opts options) string {
 	}
 	fmt.Fprintf(&b, "GraphQL IDE:      %s in a browser (GraphiQL: schema docs, autocompletion; works offline)\n", url)
 	fmt.Fprintf(&b, "dashboard:        %s/ (open it in a browser: the system live, with controls)\n", base)
+	for _, h := range admin.Forwarded() {
+		fmt.Fprintf(&b, "forwarded host:   https://%s/ answers too (-allow-host or %s)\n", h, allowEnv)
+	}
 
 	// GET examples in double quotes, with the GraphQL written without
 	// spaces or quotes (commas separate fields, %22 is a double quote):

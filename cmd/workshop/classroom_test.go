@@ -74,9 +74,17 @@ func TestDevContainer(t *testing.T) {
 		Customizations struct {
 			VSCode struct{ Extensions []string } `json:"vscode"`
 		}
-		ForwardPorts      []int
-		PortsAttributes   map[string]struct{ Label, OnAutoForward string }
-		PostCreateCommand string
+		HostRequirements struct {
+			CPUs            int
+			Memory, Storage string
+		}
+		ForwardPorts    []int
+		PortsAttributes map[string]struct{ Label, OnAutoForward string }
+		RemoteEnv       map[string]string
+		// UpdateContentCommand runs when the container is created and
+		// again in a prebuild, which postCreateCommand does not.
+		UpdateContentCommand string
+		WaitFor              string
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -96,7 +104,15 @@ func TestDevContainer(t *testing.T) {
 	if !slices.Contains(dc.ForwardPorts, 8080) || dc.PortsAttributes["8080"].Label == "" {
 		t.Errorf("port 8080 (the gateway and its dashboard) should be forwarded with a label: forwardPorts %v, attributes %v", dc.ForwardPorts, dc.PortsAttributes)
 	}
-	if !strings.Contains(dc.PostCreateCommand, "go mod download") || !strings.HasSuffix(dc.PostCreateCommand, "go run ./cmd/workshop doctor") {
-		t.Errorf("postCreateCommand %q should download the modules and end with go run ./cmd/workshop doctor", dc.PostCreateCommand)
+	if !strings.Contains(dc.UpdateContentCommand, "go mod download") || !strings.HasSuffix(dc.UpdateContentCommand, "go run ./cmd/workshop doctor") ||
+		dc.WaitFor != "updateContentCommand" {
+		t.Errorf("updateContentCommand %q (waitFor %q) should download the modules and end with go run ./cmd/workshop doctor, and be waited for: "+
+			"a prebuild runs it, so 25 people opening Codespaces at 9:00 do not all wait for the downloads", dc.UpdateContentCommand, dc.WaitFor)
+	}
+	if dc.HostRequirements.CPUs < 2 || dc.HostRequirements.Memory == "" {
+		t.Errorf("hostRequirements %+v should ask for 2 cores at least and say the memory: verify and the race detector need them", dc.HostRequirements)
+	}
+	if got, want := dc.RemoteEnv["FOODDELIVERY_ALLOW_HOST"], "${containerEnv:CODESPACE_NAME}-8080.${containerEnv:GITHUB_CODESPACES_PORT_FORWARDING_DOMAIN}"; got != want {
+		t.Errorf("remoteEnv FOODDELIVERY_ALLOW_HOST is %q, want %q: the Codespace's forwarded host of port 8080, which the dashboard must answer", got, want)
 	}
 }

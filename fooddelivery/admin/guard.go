@@ -70,3 +70,15 @@ func gatewayPort(addr string) (int, error) {
 	}
 	return p, nil
 }
+
+// AllowForwarded allows the admin API, the pages beside it and the GraphQL
+// IDE to be reached under hosts too, over HTTPS: the names a
+// port-forwarding proxy gives the gateway's port (a GitHub Codespace
+// forwards 8080 as NAME-8080.app.github.dev). No hosts allows loopback
+// only, the default. Every other host and origin is still refused. It is
+// the process's setting (sameorigin.SetForwarded), and returns an error,
+// allowing nothing new, for a name that is not a host name.
+func AllowForwarded(hosts ...string) error { return sameorigin.SetForwarded(hosts...) }
+
+// Forwarded returns the host names AllowForwarded allowed.
+func Forwarded() []string { return sameorigin.Forwarded() }

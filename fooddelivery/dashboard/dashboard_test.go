@@ -22,6 +22,7 @@ import (
 	"github.com/gophereats/resilience/fooddelivery"
 	"github.com/gophereats/resilience/fooddelivery/admin"
 	"github.com/gophereats/resilience/fooddelivery/dashboard"
+	"github.com/gophereats/resilience/fooddelivery/internal/sameorigin"
 	"github.com/gophereats/resilience/fooddelivery/loadgen"
 	"github.com/gophereats/resilience/fooddelivery/scenario"
 	"github.com/gophereats/resilience/fooddelivery/telemetry/metrics"
@@ -614,4 +615,60 @@ func TestEventStreamsAreCapped(t *testing.T) {
 		}
 		wg.Wait()
 	})
+}
+
+// In a Codespace the dashboard is reached through the forwarded host
+// (https://NAME-8080.app.github.dev): with it allowed (sameorigin.
+// SetForwarded, cmd/fooddelivery's -allow-host), a page served there and
+// its own fetches are answered, while a forged Origin, plain http from
+// that name, a neighbour's forwarded host, a name that only begins like
+// it and a cross-site fetch are still refused.
+func TestGuardTakesTheForwardedHostAndNothingElse(t *testing.T) {
+	const fwd = "fluffy-space-8080.app.github.dev"
+	require.NoError(t, sameorigin.SetForwarded(strings.ToUpper(fwd)))
+	t.Cleanup(func() { require.NoError(t, sameorigin.SetForwarded()) })
+	d := dashboard.New(dashboard.Config{Metrics: metrics.NewMetrics()})
+	h, err := admin.Guard("127.0.0.1:8080", d)
+	require.NoError(t, err)
+	send := func(host string, header map[string]string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodGet, "/?view=room", nil)
+		r.Host = host
+		for k, v := range header {
+			r.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	for name, c := range map[string]struct {
+		host   string
+		header map[string]string
+	}{
+		"the forwarded host":              {fwd, nil},
+		"the forwarded host with :443":    {fwd + ":443", nil},
+		"its own fetch":                   {fwd, map[string]string{"Origin": "https://" + fwd, "Sec-Fetch-Site": "same-origin"}},
+		"loopback, as before":             {"127.0.0.1:8080", nil},
+		"a navigation typed in by a user": {fwd, map[string]string{"Sec-Fetch-Site": "none"}},
+	} {
+		assert.Equal(t, http.StatusOK, send(c.host, c.header).Code, name)
+	}
+	for name, c := range map[string]struct {
+		host   string
+		header map[string]string
+	}{
+		"a forged Origin":             {fwd, map[string]string{"Origin": "https://attacker.example"}},
+		"plain http from the name":    {fwd, map[string]string{"Origin": "http://" + fwd}},
+		"a neighbour's Codespace":     {"other-space-8080.app.github.dev", nil},
+		"a name that begins like it":  {fwd + ".attacker.example", nil},
+		"the name on another port":    {fwd + ":8080", nil},
+		"an unknown Host":             {"attacker.example", nil},
+		"a cross-site fetch":          {fwd, map[string]string{"Sec-Fetch-Site": "cross-site"}},
+		"its Origin from another app": {"127.0.0.1:8080", map[string]string{"Origin": "https://" + fwd + ".attacker.example"}},
+	} {
+		assert.Equal(t, http.StatusForbidden, send(c.host, c.header).Code, name)
+	}
+	for _, bad := range []string{"", "localhost", "*.app.github.dev", "https://x-8080.app.github.dev", "x-8080.app.github.dev:443", "10.0.0.1", "-x.app.github.dev", "x_y.app.github.dev"} {
+		assert.Error(t, sameorigin.SetForwarded(bad), "SetForwarded(%q)", bad)
+	}
+	assert.Equal(t, http.StatusOK, send(fwd, nil).Code, "a refused name leaves what was allowed as it was")
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gophereats/resilience/fooddelivery"
 )
@@ -30,7 +31,8 @@ type Policy struct {
 // For returns the policy of the system listening on port: a Host must be
 // 127.0.0.1, localhost or [::1] with that port (without it for port 80, as
 // browsers leave the default port out), and so must an Origin, with
-// http://.
+// http://. The forwarded hosts (SetForwarded) are accepted too, over
+// HTTPS: a Host of the name alone or with :443, an Origin https://name.
 func For(port int) *Policy {
 	p := &Policy{port: strconv.Itoa(port)}
 	for _, h := range loopbackHosts {
@@ -43,7 +45,67 @@ func For(port int) *Policy {
 			p.origins = append(p.origins, "http://"+h)
 		}
 	}
+	if f := forwarded.Load(); f != nil {
+		for _, h := range *f {
+			p.hosts = append(p.hosts, h, h+":443")
+			p.origins = append(p.origins, "https://"+h)
+		}
+	}
 	return p
+}
+
+// forwarded holds the host names SetForwarded allowed; nil for none.
+var forwarded atomic.Pointer[[]string]
+
+// SetForwarded allows the system's pages and admin API to be reached
+// under hosts as well, the names a port-forwarding proxy in front of the
+// loopback port gives them (GitHub Codespaces forwards port 8080 as
+// https://NAME-8080.app.github.dev), replacing what an earlier call
+// allowed; none allows loopback only, the default. Every other host, and
+// every other origin, is still refused. It is the process's setting, made
+// once at start (cmd/fooddelivery's -allow-host). It returns an error,
+// allowing nothing new, when a name is not a DNS host name of at least two
+// labels (letters, digits and hyphens; no port, scheme, path, wildcard or
+// IP address).
+func SetForwarded(hosts ...string) error {
+	names := make([]string, 0, len(hosts))
+	for _, h := range hosts {
+		name := strings.ToLower(h)
+		if err := checkHostName(name); err != nil {
+			return fmt.Errorf("forwarded host %s: %w", fooddelivery.Quote(h), err)
+		}
+		names = append(names, name)
+	}
+	forwarded.Store(&names)
+	return nil
+}
+
+// Forwarded returns the host names SetForwarded allowed, in lower case.
+func Forwarded() []string {
+	if f := forwarded.Load(); f != nil {
+		return slices.Clone(*f)
+	}
+	return nil
+}
+
+// checkHostName says what is wrong with name as a forwarded host.
+func checkHostName(name string) error {
+	if name == "" || len(name) > 253 {
+		return fmt.Errorf("give a host name of 1 to 253 characters, as in NAME-8080.app.github.dev")
+	}
+	if net.ParseIP(strings.Trim(name, "[]")) != nil {
+		return fmt.Errorf("an IP address is no forwarded host name; loopback addresses are allowed already")
+	}
+	labels := strings.Split(name, ".")
+	if len(labels) < 2 {
+		return fmt.Errorf("give a full host name with a domain, as in NAME-8080.app.github.dev")
+	}
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' || strings.Trim(l, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+			return fmt.Errorf("label %s: a host name has labels of 1 to 63 letters, digits and inner hyphens, and no port, scheme, path or wildcard", fooddelivery.Quote(l))
+		}
+	}
+	return nil
 }
 
 // Check returns the refusal of r (403, a code and a message that says
