@@ -9,7 +9,7 @@
 //	go run ./cmd/workshop doctor        is this machine ready? checks Go, the module cache, a C compiler, the port, the disk; builds every lab
 //	go run ./cmd/workshop               status of every lab and the next thing to do
 //	go run ./cmd/workshop status -json  the same as a results.json (Exercism test runner, version 3; see class.Results)
-//	go run ./cmd/workshop gather DIR    merge learners' status -json files into a class table (-csv out.csv)
+//	go run ./cmd/workshop gather DIR    merge learners' status -json files into a class table (-csv out.csv, -labs 01,03)
 //	go run ./cmd/workshop check 01      run lab 01's tests, summarised step by step
 //	go run ./cmd/workshop hint 01       the next hint for lab 01's first failing step; "hint 01 --reset" starts again
 //	go run ./cmd/workshop live 05       run the whole system with your labs/05-breaker code at its integration point
@@ -150,6 +150,10 @@ Learners:
               admin scenario payment-down, admin unfault all (admin alone lists the commands)
 
 Instructors and people writing labs:
+  gather [-csv out.csv] [-labs 01,03,05] FILE|DIR...
+              merge the learners' status -json files (or a GitHub Classroom export) into a class table:
+              each lab's steps passed, where each learner is stuck (-labs: among the agenda's labs
+              only), and how long since their last pass
   verify      check the lab contract (CONTRIBUTING.md) for every lab, then vet, gofmt and test the project
   verify NN   check the lab contract for lab NN only
   mutant NN [name]

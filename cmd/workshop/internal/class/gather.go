@@ -17,7 +17,7 @@ import (
 
 // Gather merges learners' `status -json` files into a class table:
 //
-//	go run ./cmd/workshop gather [-csv out.csv] FILE|DIR...
+//	go run ./cmd/workshop gather [-csv out.csv] [-labs 01,03,05] FILE|DIR...
 //
 // It is GatherAt with the computer's clock.
 func Gather(args []string, stdout, stderr io.Writer) error {
@@ -50,7 +50,11 @@ func Gather(args []string, stdout, stderr io.Writer) error {
 // "stuck at" is the learner's first step that does not pass: the lowest
 // task_id, then the lowest step, as "03 step 2", or "03 build error" when
 // that lab does not compile; "done" when every step passes, "-" when the
-// file has no step. "since last pass" is how long before now the newest
+// file has no step. With -labs 01,03,05,06,10 (the agenda's labs) only
+// those labs count: a learner who finished 01 and 03 of a half day that
+// skips 02 is stuck at 05, not at "02 step 1", and "done" once every step
+// of the agenda passes. A -labs that is not lab numbers, each once, is a
+// usage error. "since last pass" is how long before now the newest
 // ran_at among the passing steps is, rounded down: "just now" (under a
 // minute, or in the future: a learner's clock ahead of this one), "12
 // min", "2 h 5 min", "3 d"; "never" when no step passes, "unknown" when
@@ -87,10 +91,11 @@ func GatherAt(now func() time.Time, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("gather", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	csvOut := fs.String("csv", "", "also write the table as CSV to `file`")
+	agendaFlag := fs.String("labs", "", "the agenda's labs, as 01,03,05: where a learner is stuck among them only")
 	var paths []string
 	for { // flags may come before, between or after the files
 		if err := fs.Parse(args); err != nil {
-			return repo.BadUsage("gather: %v (gather [-csv out.csv] FILE|DIR...)", err)
+			return repo.BadUsage("gather: %v (gather [-csv out.csv] [-labs 01,03,05] FILE|DIR...)", err)
 		}
 		if fs.NArg() == 0 {
 			break
@@ -99,7 +104,11 @@ func GatherAt(now func() time.Time, args []string, stdout, stderr io.Writer) err
 		args = fs.Args()[1:]
 	}
 	if len(paths) == 0 {
-		return repo.BadUsage("gather needs the learners' status -json files, or a directory of them: gather [-csv out.csv] FILE|DIR...")
+		return repo.BadUsage("gather needs the learners' status -json files, or a directory of them: gather [-csv out.csv] [-labs 01,03,05] FILE|DIR...")
+	}
+	agenda, err := parseAgenda(*agendaFlag)
+	if err != nil {
+		return repo.BadUsage("gather -labs %q: %v", *agendaFlag, err)
 	}
 	files, notes, bad := expandResultPaths(paths)
 	for _, note := range notes {
@@ -123,6 +132,11 @@ func GatherAt(now func() time.Time, args []string, stdout, stderr io.Writer) err
 		}
 		return repo.ErrFailed
 	}
+	if len(agenda) > 0 {
+		for _, r := range rows {
+			r.stuck = stuckAt(onAgenda(r.steps, agenda), r.labs)
+		}
+	}
 	for _, name := range nameRows(rows) {
 		fmt.Fprintf(stderr, "gather: several files name the learner %q; their rows carry the file's path (status -json -name NAME tells learners apart)\n", name)
 	}
@@ -143,6 +157,37 @@ func GatherAt(now func() time.Time, args []string, stdout, stderr io.Writer) err
 		return repo.ErrFailed
 	}
 	return nil
+}
+
+// parseAgenda reads -labs: lab numbers separated by commas ("01,03,05",
+// or "1,3,5"), each from 1 to 99 and given once; "" is no agenda.
+func parseAgenda(s string) (map[int]bool, error) {
+	if s == "" {
+		return nil, nil
+	}
+	agenda := map[int]bool{}
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 99 {
+			return nil, fmt.Errorf("%q is no lab number; give the agenda's labs as numbers, 01,03,05,06,10", f)
+		}
+		if agenda[n] {
+			return nil, fmt.Errorf("lab %02d is given twice", n)
+		}
+		agenda[n] = true
+	}
+	return agenda, nil
+}
+
+// onAgenda returns the steps of the agenda's labs.
+func onAgenda(steps []stepEntry, agenda map[int]bool) []stepEntry {
+	var out []stepEntry
+	for _, e := range steps {
+		if agenda[e.task] {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // expandResultPaths replaces each directory by the .json files in it and
@@ -244,6 +289,7 @@ type learnerRow struct {
 	labs    map[int]*labCell // by task_id
 	scores  map[int]int      // by task_id: the score a lab's experiment printed (yours, 0-100)
 
+	steps    []stepEntry
 	stuck    string    // stuckAt: "03 step 2", "done"...
 	passes   bool      // some step passes
 	lastPass time.Time // the newest ran_at of a passing step; zero when none has one

@@ -86,6 +86,36 @@ func TestGatherFixtures(t *testing.T) {
 	}
 }
 
+// With -labs, "stuck at" follows the agenda: on a day of labs 01 and 03,
+// alice (02 step 3 open) is stuck at 03 step 1, bob's lab 02 that does
+// not compile is skipped, carol, who has no step of lab 03, is stuck at
+// her 01 step 2, and cara is done; a -labs that is not lab numbers is a
+// usage error.
+func TestGatherStuckAtFollowsTheAgenda(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := GatherAt(fixedNow, []string{"-labs", "01,03", filepath.Join("testdata", "gather")}, &out, &errb); err != nil {
+		t.Fatalf("gather -labs 01,03: %v\nstderr: %s", err, errb.String())
+	}
+	want := map[string]string{"alice": "03 step 1", "anna": "01 step 1", "ben": "03 step 2", "bob": "03 step 2", "cara": "done", "carol": "01 step 2"}
+	for _, row := range testkit.TableCells(out.String()) {
+		if w, ok := want[row[0]]; ok {
+			if got := row[len(row)-3]; got != w {
+				t.Errorf("%s is stuck at %q with -labs 01,03, want %q: %q", row[0], got, w, row)
+			}
+			delete(want, row[0])
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("rows missing: %v\n%s", want, out.String())
+	}
+	for _, bad := range []string{"1,x", "0", "01,01", "100", ","} {
+		var u *repo.UsageError
+		if err := GatherAt(fixedNow, []string{"-labs", bad, filepath.Join("testdata", "gather")}, &out, &errb); !errors.As(err, &u) {
+			t.Errorf("gather -labs %q: %v, want a usage error", bad, err)
+		}
+	}
+}
+
 func TestGatherDuplicateLearners(t *testing.T) {
 	dir := t.TempDir()
 	alice, err := os.ReadFile(filepath.Join("testdata", "gather", "alice.json"))

@@ -85,6 +85,7 @@ func readLearnerRow(file string) (*learnerRow, error) {
 			c.error++
 		}
 	}
+	row.steps = steps
 	row.stuck = stuckAt(steps, row.labs)
 	row.lastPass, row.passes = lastPass(steps)
 	return row, nil
