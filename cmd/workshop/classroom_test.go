@@ -55,8 +55,14 @@ func TestClassroomWorkflowGradesEveryStep(t *testing.T) {
 	if graders != steps || steps < 60 {
 		t.Errorf("%s has %d graders for %d lab steps; want one per step", class.WorkflowPath, graders, steps)
 	}
-	if !strings.Contains(string(got), "command: \"go test -v -run '^(TestStep2BlackHoledPaymentFailsAtConnect)$' ./labs/01-timeouts/ 2>&1 | ") {
-		t.Errorf("%s lacks lab 01 step 2's tests as status -json runs them", class.WorkflowPath)
+	for _, c := range []struct{ what, command string }{
+		{"lab 01 step 2's tests, with -race as check runs them", "go test -race -v -run '^(TestStep2BlackHoledPaymentFailsAtConnect)$' ./labs/01-timeouts/ 2>&1 | "},
+		{"lab 01's experiment, without -race: it measures", "go test -v -run '^(TestStep5Experiment)$' ./labs/01-timeouts/ 2>&1 | "},
+		{"the game day's first stage, without -race: its learners edit a plan", "go test -v -run '^(TestStep1HealthyRush)$' ./labs/10-game-day/ 2>&1 | "},
+	} {
+		if !strings.Contains(string(got), "command: \""+c.command) {
+			t.Errorf("%s lacks %s: %s", class.WorkflowPath, c.what, c.command)
+		}
 	}
 }
 

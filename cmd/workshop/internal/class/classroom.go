@@ -2,6 +2,7 @@ package class
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -57,11 +58,12 @@ jobs:
         uses: actions/setup-go@v5
         with:
           go-version-file: go.mod
-      - name: Download the modules and build every lab's tests once
+      - name: Download the modules and build every lab's tests once, with and without -race
         continue-on-error: true # a lab that does not compile fails its own graders
         run: |
           go mod download
           go test -count=1 -run '^$' ./labs/...
+          go test -race -count=1 -run '^$' ./labs/...
 `, WorkflowUpdate)
 	var ids []string
 	for _, info := range infos {
@@ -100,13 +102,28 @@ jobs:
 // each of the step's tests passed by name, so that a step whose tests were
 // deleted or renamed earns no point (go test passes when -run matches
 // nothing). It is "" for a step with no test.
+//
+// The step's tests run with -race, as check runs them, so that a mutant
+// the race detector alone catches (a breaker without its mutex) earns no
+// point; the experiment, which measures, and the game day, whose learners
+// edit a plan (plain data), run without it, as check and verify run them.
 func graderCommand(info lab.Info, s lab.StepResult) string {
 	if len(s.Tests) == 0 {
 		return ""
 	}
 	names := strings.Join(s.Tests, "|")
-	return fmt.Sprintf("go test -v -run '^(%s)$' %s 2>&1 | tee /dev/stderr | grep -cE '^--- PASS: (%s) ' | grep -qx %d",
-		names, info.Pattern(), names, len(s.Tests))
+	race := "-race "
+	if slices.Contains(info.ExperimentSteps(), s.N) || capstone(info) {
+		race = ""
+	}
+	return fmt.Sprintf("go test %s-v -run '^(%s)$' %s 2>&1 | tee /dev/stderr | grep -cE '^--- PASS: (%s) ' | grep -qx %d",
+		race, names, info.Pattern(), names, len(s.Tests))
+}
+
+// capstone reports whether info's tests import the game day's package:
+// lab 10, whose tests run without -race.
+func capstone(info lab.Info) bool {
+	return slices.ContainsFunc(info.Tests.Imports, func(p string) bool { return strings.HasSuffix(p, lab.GameDayPackage) })
 }
 
 // noExpression breaks every "${{" in s, which GitHub Actions would
