@@ -78,7 +78,11 @@ func startProcesses(t *testing.T, exe string, args ...string) *processes {
 			}
 		}
 	})
-	waitFor(t, "the banner of -processes", func() bool { return strings.Contains(p.out.String(), "Press Ctrl-C to stop.") })
+	for start := time.Now(); !strings.Contains(p.out.String(), "Press Ctrl-C to stop."); time.Sleep(50 * time.Millisecond) {
+		if time.Since(start) > time.Minute {
+			t.Fatalf("after 60 s still waiting for the banner of -processes; its output so far:\n%s", p.out)
+		}
+	}
 	for _, m := range processLine.FindAllStringSubmatch(p.out.String(), -1) {
 		p.addrs[m[1]] = m[2]
 	}
@@ -306,14 +310,23 @@ func (p *processes) chargesPerOrder(t *testing.T) map[string]int {
 	var charges []struct {
 		OrderID string `json:"orderId"`
 	}
-	waitFor(t, "payment to answer GET /charges", func() bool {
+	last := "no answer yet"
+	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
 		resp, err := p.client.Get("http://" + p.addrs["payment"] + "/charges")
-		if err != nil {
-			return false
+		if err == nil {
+			ok := resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&charges) == nil
+			last = resp.Status
+			resp.Body.Close()
+			if ok {
+				break
+			}
+		} else {
+			last = err.Error()
 		}
-		defer resp.Body.Close()
-		return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&charges) == nil
-	})
+		if time.Since(start) > time.Minute {
+			t.Fatalf("after 60 s still waiting for payment to answer GET /charges (last: %s); the processes' output:\n%s", last, p.out)
+		}
+	}
 	per := map[string]int{}
 	for _, c := range charges {
 		per[c.OrderID]++

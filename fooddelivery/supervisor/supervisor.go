@@ -295,7 +295,11 @@ func (s *Supervisor) keep(c *child, first chan<- error) {
 		}
 		st := statusText(status, cmd)
 		s.event(Event{Child: c.spec.Name, Kind: Exited, PID: cmd.Process.Pid, Status: st})
-		if up {
+		// A child killed (a crash fault, /admin/crash, kill -9) was not
+		// failing to start, though it may have died within upGrace of
+		// answering: only a child that ends by itself before it is up
+		// (its port held by another program, say) counts.
+		if up || killed(cmd.ProcessState) {
 			crashes = 0
 		} else {
 			crashes++
@@ -371,6 +375,13 @@ func (s *Supervisor) start(c *child) (*exec.Cmd, io.Closer, chan error, error) {
 	c.startedAt = time.Now()
 	s.event(Event{Child: c.spec.Name, Kind: Started, PID: cmd.Process.Pid})
 	return cmd, stdin, exited, nil
+}
+
+// killed reports whether a child's process was killed rather than ending
+// by itself: by a signal, or with status 137, which a process that cannot
+// kill itself (Windows) exits with to say so (cmd/fooddelivery's crash).
+func killed(ps *os.ProcessState) bool {
+	return ps != nil && (!ps.Exited() || ps.ExitCode() == 137)
 }
 
 // upGrace is how long a child must still run after its address first

@@ -37,6 +37,33 @@ func TestMain(m *testing.M) {
 		select {}
 	case "parent":
 		parentChild()
+	case "selfkill":
+		selfKillChild()
+	}
+}
+
+// selfKillChild listens on its first argument and kills itself, as a
+// crash fault does (cmd/fooddelivery's crashNow), when a second
+// connection arrives: the first is the supervisor's, which finds it up.
+func selfKillChild() {
+	l, err := net.Listen("tcp", os.Args[1])
+	if err != nil {
+		fmt.Println("listen:", err)
+		os.Exit(1)
+	}
+	WatchParent(func() { os.Exit(0) })
+	for n := 1; ; n++ {
+		c, err := l.Accept()
+		if err != nil {
+			os.Exit(1)
+		}
+		c.Close()
+		if n == 2 {
+			if p, err := os.FindProcess(os.Getpid()); err == nil {
+				p.Kill()
+			}
+			os.Exit(137)
+		}
 	}
 }
 
@@ -219,6 +246,35 @@ func TestChildWhosePortIsTakenIsGivenUp(t *testing.T) {
 	require.Error(t, err, "a child that cannot bind its port never comes up, though the port answers")
 	assert.Contains(t, err.Error(), "gateway gave up: it ended before it was up 3 times in a row (limit 2)")
 	assert.Contains(t, err.Error(), "address already in use", "the error quotes the child's own reason")
+}
+
+// A child killed again and again soon after it answered (a crash fault
+// on the first charge after each restart) is restarted every time: it was
+// up, and killed, which is no failure to start however fast it comes.
+func TestChildKilledSoonAfterEachStartIsRestarted(t *testing.T) {
+	a := freeAddr(t)
+	var evs events
+	s, err := Start(t.Context(), Config{
+		Path: self(t), Env: []string{"SUPERVISOR_TEST_CHILD=selfkill"},
+		Children:     []Child{{Name: "payment", Args: []string{a}, Addr: a}},
+		RestartDelay: 10 * time.Millisecond, MaxStartupCrashes: 1, Events: evs.add,
+	})
+	require.NoError(t, err)
+	defer s.Stop()
+	for kill := 1; kill <= 4; kill++ {
+		started := evs.count("payment", Started)
+		// Dial until this start's process dies: its supervisor's probe
+		// and ours, within upGrace of its answering.
+		for deadline := time.Now().Add(30 * time.Second); evs.count("payment", Started) == started; time.Sleep(5 * time.Millisecond) {
+			if c, err := net.DialTimeout("tcp", a, time.Second); err == nil {
+				c.Close()
+			}
+			if evs.count("payment", GaveUp) > 0 || time.Now().After(deadline) {
+				t.Fatalf("kill %d: payment was not restarted (%d starts, given up %d times)", kill, evs.count("payment", Started), evs.count("payment", GaveUp))
+			}
+		}
+	}
+	assert.Zero(t, evs.count("payment", GaveUp), "a child killed %d times soon after it answered is no child that cannot start", 4)
 }
 
 func TestChildWithBadArgumentsIsGivenUpAtOnce(t *testing.T) {
