@@ -22,7 +22,7 @@ func TestWorkflowQuotesStepTitles(t *testing.T) {
 	if !strings.Contains(got, want+"\n") {
 		t.Errorf("the step's name should be %s; the workflow is:\n%s", want, got)
 	}
-	if !strings.Contains(got, `command: "go test -v -run '^(TestStep1Budget)$' ./labs/01-timeouts/ 2>&1 | tee /dev/stderr | grep -cE '^--- PASS: (TestStep1Budget) ' | grep -qx 1"`) ||
+	if !strings.Contains(got, `command: "go test -race -v -run '^(TestStep1Budget)$' ./labs/01-timeouts/ 2>&1 | tee /dev/stderr | grep -cE '^--- PASS: (TestStep1Budget) ' | grep -qx 1"`) ||
 		!strings.Contains(got, "runners: lab01-step1\n") {
 		t.Errorf("the step's grader or the reporter is missing:\n%s", got)
 	}
@@ -37,7 +37,7 @@ func TestGraderCommandCountsEveryTestOfTheStep(t *testing.T) {
 	}
 	info := lab.Info{Lab: lab.Lab{Name: "01-timeouts"}}
 	cmd := graderCommand(info, lab.StepResult{N: 2, Tests: []string{"TestStep2A", "TestStep2B"}})
-	const goTest = "go test -v -run '^(TestStep2A|TestStep2B)$' ./labs/01-timeouts/ 2>&1"
+	const goTest = "go test -race -v -run '^(TestStep2A|TestStep2B)$' ./labs/01-timeouts/ 2>&1"
 	if !strings.HasPrefix(cmd, goTest+" | ") {
 		t.Fatalf("the grader's command %q does not start with %q", cmd, goTest)
 	}
