@@ -136,15 +136,13 @@ func TestPageRefusesUnknownViewsAndParameters(t *testing.T) {
 	}
 }
 
-// Behind the guard the dashboard is served with (admin.Guard), a request
-// for either view, or with a bad parameter, from another host name, origin
-// or site is refused as the page is without one: 403 before the view is
-// read, so that a foreign page learns nothing from the parameter.
-func TestGuardCoversTheViewParameter(t *testing.T) {
-	d := dashboard.New(dashboard.Config{Metrics: metrics.NewMetrics()})
-	h, err := admin.Guard("127.0.0.1:8080", d)
+// guardedPage returns a function that GETs path from a dashboard behind
+// the admin API's guard for 127.0.0.1:8080, with Host host and header.
+func guardedPage(t *testing.T) func(path, host string, header map[string]string) *httptest.ResponseRecorder {
+	t.Helper()
+	h, err := admin.Guard("127.0.0.1:8080", dashboard.New(dashboard.Config{Metrics: metrics.NewMetrics()}))
 	require.NoError(t, err)
-	send := func(path, host string, header map[string]string) *httptest.ResponseRecorder {
+	return func(path, host string, header map[string]string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodGet, path, nil)
 		r.Host = host
 		for k, v := range header {
@@ -154,6 +152,14 @@ func TestGuardCoversTheViewParameter(t *testing.T) {
 		h.ServeHTTP(w, r)
 		return w
 	}
+}
+
+// Behind the guard the dashboard is served with (admin.Guard), a request
+// for either view, or with a bad parameter, from another host name, origin
+// or site is refused as the page is without one: 403 before the view is
+// read, so that a foreign page learns nothing from the parameter.
+func TestGuardCoversTheViewParameter(t *testing.T) {
+	send := guardedPage(t)
 	const own = "127.0.0.1:8080"
 	for _, path := range []string{"/", "/?view=full", "/?view=room"} {
 		assert.Equal(t, http.StatusOK, send(path, own, nil).Code, path)
@@ -627,18 +633,9 @@ func TestGuardTakesTheForwardedHostAndNothingElse(t *testing.T) {
 	const fwd = "fluffy-space-8080.app.github.dev"
 	require.NoError(t, sameorigin.SetForwarded(strings.ToUpper(fwd)))
 	t.Cleanup(func() { require.NoError(t, sameorigin.SetForwarded()) })
-	d := dashboard.New(dashboard.Config{Metrics: metrics.NewMetrics()})
-	h, err := admin.Guard("127.0.0.1:8080", d)
-	require.NoError(t, err)
+	page := guardedPage(t)
 	send := func(host string, header map[string]string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(http.MethodGet, "/?view=room", nil)
-		r.Host = host
-		for k, v := range header {
-			r.Header.Set(k, v)
-		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		return w
+		return page("/?view=room", host, header)
 	}
 	for name, c := range map[string]struct {
 		host   string
