@@ -32,9 +32,6 @@ const TraceNewest = "newest"
 // traceParams are the query parameters only the trace view takes.
 var traceParams = []string{"flow", "outcome", "trace"}
 
-// traceIDLen is the length of a W3C trace id in hex digits (16 bytes).
-const traceIDLen = 32
-
 // checkTraceParams returns a message that says what is wrong with the
 // trace view's parameters in q, or "" when they are right: each at most
 // once, flow one of tracing.Flows, outcome one of tracing.Outcomes, trace
@@ -56,7 +53,7 @@ func checkTraceParams(q url.Values) string {
 	}
 	if v, ok := q["trace"]; ok && v[0] != TraceNewest && !tracing.ValidID(v[0]) {
 		return fmt.Sprintf("trace %s is not a trace id: give the %d lowercase hex digits GET /admin/traces lists, or %s for the newest trace that matches the filters",
-			fooddelivery.Quote(v[0]), traceIDLen, TraceNewest)
+			fooddelivery.Quote(v[0]), tracing.IDLen, TraceNewest)
 	}
 	return ""
 }

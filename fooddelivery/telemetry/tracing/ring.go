@@ -350,11 +350,15 @@ func List(traces []Trace, flow, outcome string, limit int) ([]Summary, error) {
 	return out, nil
 }
 
+// IDLen is the length of a trace id as the Ring lists them: 32 hex
+// digits, W3C Trace Context's 16 bytes.
+const IDLen = 32
+
 // ValidID reports whether s is a trace id as the Ring lists them: a W3C
-// trace id in lowercase hex, 32 digits, not all zero (Trace Context's
+// trace id in lowercase hex, IDLen digits, not all zero (Trace Context's
 // invalid id).
 func ValidID(s string) bool {
-	if len(s) != 32 {
+	if len(s) != IDLen {
 		return false
 	}
 	zero := true
